@@ -1,0 +1,85 @@
+use serde::{Deserialize, Serialize};
+
+use crate::trigger::config::RepoFilter;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Org {
+    pub login: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Orgs {
+    pub orgs: Vec<Org>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RepoHit {
+    pub owner: String,
+    pub name: String,
+    pub private: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RepoSearch {
+    pub repos: Vec<RepoHit>,
+}
+
+/// Which repositories a workspace's selectors offer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum RepoScopeMode {
+    #[default]
+    All,
+    Orgs,
+    Repos,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct GithubWorkspaceSettings {
+    #[serde(default)]
+    pub repo_scope_mode: RepoScopeMode,
+    #[serde(default)]
+    pub repo_scope_orgs: Vec<String>,
+    #[serde(default)]
+    pub repo_scope_repos: Vec<RepoFilter>,
+}
+
+impl GithubWorkspaceSettings {
+    /// Whether an organisation is offered under this scope.
+    pub fn allows_org(&self, login: &str) -> bool {
+        match self.repo_scope_mode {
+            RepoScopeMode::All => true,
+            RepoScopeMode::Orgs => self
+                .repo_scope_orgs
+                .iter()
+                .any(|o| o.eq_ignore_ascii_case(login)),
+            RepoScopeMode::Repos => self
+                .repo_scope_repos
+                .iter()
+                .any(|r| r.owner.eq_ignore_ascii_case(login)),
+        }
+    }
+
+    /// Whether a repository is offered under this scope.
+    pub fn allows_repo(&self, owner: &str, name: &str) -> bool {
+        match self.repo_scope_mode {
+            RepoScopeMode::All => true,
+            RepoScopeMode::Orgs => self.allows_org(owner),
+            RepoScopeMode::Repos => self
+                .repo_scope_repos
+                .iter()
+                .any(|r| r.owner.eq_ignore_ascii_case(owner) && r.name.eq_ignore_ascii_case(name)),
+        }
+    }
+
+    /// Organisation badges render unless the scope is a repository list.
+    pub fn shows_org_badges(&self) -> bool {
+        self.repo_scope_mode != RepoScopeMode::Repos
+    }
+}

@@ -1,0 +1,59 @@
+//! Request and response types of the HTTP API (v1), shared by server and web.
+
+mod agents;
+mod automations;
+mod github;
+mod tasks;
+mod workspaces;
+
+pub use agents::*;
+pub use automations::*;
+pub use github::*;
+pub use tasks::*;
+pub use workspaces::*;
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::registry::{Placeholder, TriggerTypeInfo};
+pub use crate::task_pr::TaskPr;
+
+/// The error body: `{"error": {"code", "message"}}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ApiError {
+    pub error: ErrorBody,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ErrorBody {
+    pub code: String,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        ApiError {
+            error: ErrorBody {
+                code: code.to_string(),
+                message: message.into(),
+            },
+        }
+    }
+}
+
+/// A live update on `GET /workspaces/{ws}/stream`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LiveUpdate {
+    /// `task.updated`, `task_pr.updated`, `automation_run.updated` or `session.updated`.
+    pub kind: String,
+    pub id: String,
+}
+
+pub const LIVE_TASK_UPDATED: &str = "task.updated";
+pub const LIVE_TASK_PR_UPDATED: &str = "task_pr.updated";
+pub const LIVE_RUN_UPDATED: &str = "automation_run.updated";
+pub const LIVE_SESSION_UPDATED: &str = "session.updated";
+
+#[cfg(test)]
+mod tests;

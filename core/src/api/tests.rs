@@ -1,0 +1,83 @@
+use super::*;
+use serde_json::json;
+
+#[test]
+fn error_body_shape() {
+    let e = ApiError::new("not_found", "task not found");
+    assert_eq!(
+        serde_json::to_value(&e).unwrap(),
+        json!({"error": {"code": "not_found", "message": "task not found"}})
+    );
+}
+
+#[test]
+fn archive_result_omits_false_already_archived() {
+    let fresh = ArchiveResult {
+        success: true,
+        already_archived: false,
+    };
+    assert_eq!(
+        serde_json::to_value(&fresh).unwrap(),
+        json!({"success": true})
+    );
+    let again = ArchiveResult {
+        success: true,
+        already_archived: true,
+    };
+    assert_eq!(
+        serde_json::to_value(&again).unwrap(),
+        json!({"success": true, "already_archived": true})
+    );
+}
+
+#[test]
+fn new_trigger_uses_type_key_and_defaults_config() {
+    let t: NewTrigger = serde_json::from_value(json!({"type": "github_pr_merged"})).unwrap();
+    assert_eq!(t.trigger_type, crate::TriggerType::GithubPrMerged);
+    assert_eq!(t.config, json!({}));
+    assert!(serde_json::from_value::<NewTrigger>(json!({"type": "nope"})).is_err());
+}
+
+#[test]
+fn created_automation_flattens_the_secret() {
+    let now = chrono::DateTime::parse_from_rfc3339("2026-03-08T12:00:00Z")
+        .unwrap()
+        .with_timezone(&chrono::Utc);
+    let a = Automation {
+        id: "a".into(),
+        workspace_id: "w".into(),
+        name: "n".into(),
+        description: String::new(),
+        prompt: String::new(),
+        task_title_template: String::new(),
+        agent_profile_id: String::new(),
+        executor_profile_id: String::new(),
+        repository_ids: vec![],
+        enabled: true,
+        max_concurrent_runs: 1,
+        last_triggered_at: None,
+        created_at: now,
+        updated_at: now,
+        triggers: vec![],
+    };
+    let v = serde_json::to_value(CreatedAutomation {
+        automation: a,
+        webhook_secret: "s".into(),
+    })
+    .unwrap();
+    assert_eq!(v["webhook_secret"], "s");
+    assert_eq!(v["name"], "n");
+}
+
+#[test]
+fn scope_rules_for_selectors() {
+    let mut s = GithubWorkspaceSettings::default();
+    assert!(s.allows_org("any") && s.shows_org_badges());
+    s.repo_scope_mode = RepoScopeMode::Orgs;
+    s.repo_scope_orgs = vec!["acme".into()];
+    assert!(s.allows_repo("ACME", "x") && !s.allows_repo("other", "x"));
+    s.repo_scope_mode = RepoScopeMode::Repos;
+    s.repo_scope_repos = vec![crate::trigger::config::RepoFilter::new("acme", "api")];
+    assert!(!s.shows_org_badges());
+    assert!(s.allows_repo("acme", "api") && !s.allows_repo("acme", "web"));
+}

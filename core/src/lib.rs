@@ -1,0 +1,25 @@
+//! Kandev's rules, as plain functions over plain values.
+//!
+//! Nothing in this crate performs I/O, spawns tasks or reads a clock: every
+//! function that needs the time takes `now` as a parameter. The server (native)
+//! and the web editor (WASM) call the same functions, so they cannot drift.
+
+pub mod api;
+pub mod board;
+pub mod cron;
+pub mod duration;
+pub mod editor;
+pub mod events;
+pub mod firing;
+pub mod gate;
+pub mod interpolate;
+mod lenient;
+pub mod merged;
+pub mod registry;
+pub mod run_status;
+pub mod task_pr;
+pub mod text;
+pub mod trigger;
+pub mod webhook;
+
+pub use trigger::TriggerType;

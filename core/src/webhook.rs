@@ -1,0 +1,317 @@
+//! Inbound webhooks: the generic automation webhook's trigger data, and GitHub
+//! deliveries decoded into the engine's events. Signatures are checked by the
+//! server before any of this runs.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::events::{CheckRunCompleted, PushReceived};
+
+/// Largest accepted webhook body: 1 MiB. Larger bodies are refused, never cut.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// Trigger data for the generic webhook: the body when it is a JSON object,
+/// otherwise `{"body": "<raw text>"}`.
+pub fn webhook_data(body: &[u8]) -> Value {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => json!({"body": String::from_utf8_lossy(body)}),
+    }
+}
+
+/// What a GitHub delivery means to Kandev.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GithubDelivery {
+    /// A pull request changed: sync the linked rows now.
+    PullRequest {
+        owner: String,
+        repo: String,
+        number: i64,
+        action: String,
+    },
+    /// `workspace_ids` is left empty for the server to fill in.
+    Push(PushReceived),
+    CheckRun(CheckRunCompleted),
+    Ignored(String),
+}
+
+#[derive(Deserialize, Default)]
+struct Owner {
+    #[serde(default)]
+    login: String,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct Repository {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    owner: Owner,
+}
+
+#[derive(Deserialize)]
+struct PullRequestEvent {
+    #[serde(default)]
+    action: String,
+    pull_request: PullRef,
+    repository: Repository,
+}
+
+#[derive(Deserialize)]
+struct PullRef {
+    number: i64,
+}
+
+#[derive(Deserialize)]
+struct PushEvent {
+    #[serde(rename = "ref")]
+    git_ref: String,
+    #[serde(default)]
+    after: String,
+    #[serde(default)]
+    deleted: bool,
+    repository: Repository,
+    #[serde(default)]
+    pusher: Option<Owner>,
+    #[serde(default)]
+    sender: Option<Owner>,
+    #[serde(default)]
+    head_commit: Option<HeadCommit>,
+}
+
+#[derive(Deserialize)]
+struct HeadCommit {
+    #[serde(default)]
+    message: String,
+}
+
+#[derive(Deserialize)]
+struct CheckRunEvent {
+    #[serde(default)]
+    action: String,
+    check_run: CheckRun,
+    repository: Repository,
+}
+
+#[derive(Deserialize)]
+struct CheckRun {
+    id: i64,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    conclusion: Option<String>,
+    #[serde(default)]
+    html_url: String,
+    #[serde(default)]
+    head_sha: String,
+    #[serde(default)]
+    check_suite: Option<CheckSuite>,
+}
+
+#[derive(Deserialize)]
+struct CheckSuite {
+    #[serde(default)]
+    head_branch: Option<String>,
+    #[serde(default)]
+    head_sha: String,
+}
+
+const PR_ACTIONS: [&str; 6] = [
+    "closed",
+    "edited",
+    "synchronize",
+    "reopened",
+    "opened",
+    "ready_for_review",
+];
+const ZERO_SHA: &str = "0000000000000000000000000000000000000000";
+
+/// Decodes a GitHub delivery by its `X-GitHub-Event` name, as GitHub documents
+/// the payloads. Unknown events and actions are ignored with a reason.
+pub fn parse_github_delivery(event: &str, body: &[u8]) -> Result<GithubDelivery, String> {
+    let bad = |e: serde_json::Error| format!("malformed {event} payload: {e}");
+    match event {
+        "pull_request" | "pull_request_review" => {
+            let ev: PullRequestEvent = serde_json::from_slice(body).map_err(bad)?;
+            if event == "pull_request" && !PR_ACTIONS.contains(&ev.action.as_str()) {
+                return Ok(GithubDelivery::Ignored(format!(
+                    "pull_request action {}",
+                    ev.action
+                )));
+            }
+            Ok(GithubDelivery::PullRequest {
+                owner: ev.repository.owner.login,
+                repo: ev.repository.name,
+                number: ev.pull_request.number,
+                action: ev.action,
+            })
+        }
+        "push" => {
+            let ev: PushEvent = serde_json::from_slice(body).map_err(bad)?;
+            let Some(branch) = ev.git_ref.strip_prefix("refs/heads/") else {
+                return Ok(GithubDelivery::Ignored(format!(
+                    "ref {} is not a branch",
+                    ev.git_ref
+                )));
+            };
+            if ev.deleted || ev.after.is_empty() || ev.after == ZERO_SHA {
+                return Ok(GithubDelivery::Ignored("branch deletion".into()));
+            }
+            let pusher_login = ev
+                .sender
+                .map(|s| s.login)
+                .filter(|l| !l.is_empty())
+                .or_else(|| ev.pusher.and_then(|p| p.name))
+                .unwrap_or_default();
+            Ok(GithubDelivery::Push(PushReceived {
+                workspace_ids: vec![],
+                owner: ev.repository.owner.login,
+                repo: ev.repository.name,
+                branch: branch.to_string(),
+                sha: ev.after,
+                pusher_login,
+                message: ev.head_commit.map(|c| c.message).unwrap_or_default(),
+            }))
+        }
+        "check_run" => {
+            let ev: CheckRunEvent = serde_json::from_slice(body).map_err(bad)?;
+            if ev.action != "completed" {
+                return Ok(GithubDelivery::Ignored(format!(
+                    "check_run action {}",
+                    ev.action
+                )));
+            }
+            let (branch, suite_sha) = ev
+                .check_run
+                .check_suite
+                .map(|s| (s.head_branch.unwrap_or_default(), s.head_sha))
+                .unwrap_or_default();
+            let sha = if suite_sha.is_empty() {
+                ev.check_run.head_sha
+            } else {
+                suite_sha
+            };
+            Ok(GithubDelivery::CheckRun(CheckRunCompleted {
+                workspace_ids: vec![],
+                owner: ev.repository.owner.login,
+                repo: ev.repository.name,
+                branch,
+                sha,
+                check_name: ev.check_run.name,
+                conclusion: ev.check_run.conclusion.unwrap_or_default(),
+                check_run_id: ev.check_run.id,
+                html_url: ev.check_run.html_url,
+            }))
+        }
+        "ping" => Ok(GithubDelivery::Ignored("ping".into())),
+        other => Ok(GithubDelivery::Ignored(format!(
+            "event {other} is not handled"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generic_webhook_data_is_the_object_or_wrapped_text() {
+        assert_eq!(webhook_data(br#"{"a":1}"#), json!({"a": 1}));
+        assert_eq!(webhook_data(b"[1,2]"), json!({"body": "[1,2]"}));
+        assert_eq!(webhook_data(b"hello"), json!({"body": "hello"}));
+        assert_eq!(webhook_data(b""), json!({"body": ""}));
+    }
+
+    #[test]
+    fn push_payload_as_github_sends_it() {
+        let body = json!({
+            "ref": "refs/heads/main", "before": "a", "after": "b1", "deleted": false,
+            "repository": {"name": "api", "full_name": "acme/api", "owner": {"login": "acme", "name": "acme"}},
+            "pusher": {"name": "alice", "email": "a@x"}, "sender": {"login": "alice"},
+            "head_commit": {"id": "b1", "message": "feat: x"}
+        });
+        let d = parse_github_delivery("push", body.to_string().as_bytes()).unwrap();
+        let GithubDelivery::Push(p) = d else {
+            panic!("{d:?}")
+        };
+        assert_eq!(
+            (
+                p.owner.as_str(),
+                p.repo.as_str(),
+                p.branch.as_str(),
+                p.sha.as_str()
+            ),
+            ("acme", "api", "main", "b1")
+        );
+        assert_eq!(p.message, "feat: x");
+        assert_eq!(p.pusher_login, "alice");
+    }
+
+    #[test]
+    fn push_deletions_tags_and_zero_shas_are_ignored() {
+        let mk = |r: &str, after: &str, deleted: bool| {
+            json!({"ref": r, "after": after, "deleted": deleted, "repository": {"name": "a", "owner": {"login": "o"}}}).to_string()
+        };
+        for body in [
+            mk("refs/tags/v1", "b", false),
+            mk("refs/heads/x", ZERO_SHA, false),
+            mk("refs/heads/x", "b", true),
+        ] {
+            assert!(matches!(
+                parse_github_delivery("push", body.as_bytes()).unwrap(),
+                GithubDelivery::Ignored(_)
+            ));
+        }
+    }
+
+    #[test]
+    fn check_run_completed_only() {
+        let body = |action: &str| {
+            json!({"action": action, "check_run": {"id": 5, "name": "build", "status": "completed", "conclusion": "failure",
+                "html_url": "https://github.com/acme/api/runs/5", "head_sha": "s",
+                "check_suite": {"head_branch": "feat", "head_sha": "s"}},
+                "repository": {"name": "api", "owner": {"login": "acme"}}})
+            .to_string()
+        };
+        let GithubDelivery::CheckRun(c) =
+            parse_github_delivery("check_run", body("completed").as_bytes()).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (c.check_run_id, c.branch.as_str(), c.conclusion.as_str()),
+            (5, "feat", "failure")
+        );
+        assert!(matches!(
+            parse_github_delivery("check_run", body("created").as_bytes()).unwrap(),
+            GithubDelivery::Ignored(_)
+        ));
+    }
+
+    #[test]
+    fn pull_request_and_review_deliveries_name_the_pr() {
+        let body =
+            json!({"action": "closed", "number": 7, "pull_request": {"number": 7, "merged": true},
+            "repository": {"name": "api", "owner": {"login": "acme"}}})
+            .to_string();
+        assert_eq!(
+            parse_github_delivery("pull_request", body.as_bytes()).unwrap(),
+            GithubDelivery::PullRequest {
+                owner: "acme".into(),
+                repo: "api".into(),
+                number: 7,
+                action: "closed".into()
+            }
+        );
+        let review = json!({"action": "submitted", "review": {"state": "approved"}, "pull_request": {"number": 7},
+            "repository": {"name": "api", "owner": {"login": "acme"}}})
+        .to_string();
+        assert!(matches!(
+            parse_github_delivery("pull_request_review", review.as_bytes()).unwrap(),
+            GithubDelivery::PullRequest { .. }
+        ));
+        assert!(parse_github_delivery("push", b"not json").is_err());
+    }
+}
