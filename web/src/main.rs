@@ -1,1 +1,5 @@
-fn main() {}
+//! Mounts the app; everything else lives in the library.
+
+fn main() {
+    kandev_web::start();
+}

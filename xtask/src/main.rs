@@ -1,1 +1,109 @@
-fn main() {}
+//! `cargo xtask <command>`: the project's build and test orchestration.
+//!
+//! - `run [serve flags]`: set up tools, build the web app, run `kandev serve`
+//! - `test`: set up tools and test services, build the web app, run every test
+//! - `web`: build the web bundle into `web/dist`
+//! - `setup`: install the build tools only
+//! - `bench`: run the benchmarks (figures are printed, never asserted)
+
+mod services;
+mod sh;
+mod tools;
+mod web;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (command, rest) = args
+        .split_first()
+        .map(|(c, r)| (c.as_str(), r.to_vec()))
+        .unwrap_or(("help", vec![]));
+    let result = match command {
+        "setup" => tools::setup(),
+        "web" => tools::setup().and_then(|_| web::build()),
+        "run" => tools::setup()
+            .and_then(|_| web::build())
+            .and_then(|_| run(&rest)),
+        "test" => test(&rest),
+        "bench" => bench(&rest),
+        _ => {
+            eprintln!("usage: cargo xtask <setup|web|run|test|bench>");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(extra: &[String]) -> Result<(), String> {
+    sh::step("starting kandev at http://127.0.0.1:38080 (Ctrl-C stops it)");
+    let mut args = vec![
+        "run",
+        "--release",
+        "-p",
+        "kandev-server",
+        "--bin",
+        "kandev",
+        "--",
+        "serve",
+    ];
+    args.extend(extra.iter().map(String::as_str));
+    sh::run("cargo", &args, &[])
+}
+
+fn test(extra: &[String]) -> Result<(), String> {
+    let started = std::time::Instant::now();
+    tools::setup()?;
+    services::install()?;
+    web::build()?;
+    sh::step("core builds for wasm32-unknown-unknown");
+    sh::run(
+        "cargo",
+        &[
+            "build",
+            "-p",
+            "kandev-core",
+            "--target",
+            "wasm32-unknown-unknown",
+        ],
+        &[],
+    )?;
+    sh::step("formatting and lints");
+    sh::run("cargo", &["fmt", "--all", "--", "--check"], &[])?;
+    sh::run(
+        "cargo",
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
+    let running = services::start()?;
+    sh::step("tests (cargo nextest)");
+    let mut args = vec!["nextest", "run", "--workspace", "--no-fail-fast"];
+    args.extend(extra.iter().map(String::as_str));
+    let result = sh::run("cargo", &args, &running.env());
+    drop(running);
+    sh::step(&format!(
+        "test command finished in {:.0?}",
+        started.elapsed()
+    ));
+    result
+}
+
+fn bench(extra: &[String]) -> Result<(), String> {
+    tools::setup()?;
+    let mut args = vec!["bench", "-p", "kandev-server"];
+    args.extend(extra.iter().map(String::as_str));
+    sh::run("cargo", &args, &[])
+}

@@ -1,0 +1,3 @@
+//! Agents: profiles, and the ACP runtime that runs run tasks' sessions.
+
+pub mod profiles;

@@ -1,0 +1,244 @@
+//! The composition root: the only place that knows how the components are
+//! built, wired and started, and in which order.
+//!
+//! Start-up order (load-bearing, see the spec's "Start-up ordering"):
+//! 1. construct store, bus and services; wire every lookup;
+//! 2. the orchestrator subscribes to `automation.triggered`;
+//! 3. the automation components start;
+//! 4. the GitHub poller starts (its first sweep runs at once);
+//! 5. HTTP accepts requests.
+//!
+//! Shutdown runs in reverse.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use axum::Router;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::automation::merged::MergedPrSubscriber;
+use crate::automation::push_ci::PushCiSubscriber;
+use crate::automation::scheduler::Scheduler;
+use crate::automation::{AutomationService, StoreTaskOriginLookup};
+use crate::board::BoardService;
+use crate::bus::Bus;
+use crate::clock::{Clock, SystemClock};
+use crate::config::Settings;
+use crate::http;
+use crate::live::LiveHub;
+use crate::metrics::Metrics;
+use crate::orchestrator::Orchestrator;
+use crate::store::Store;
+
+/// Everything the HTTP handlers and components share.
+pub struct Services {
+    pub settings: Settings,
+    pub store: Store,
+    pub bus: Bus,
+    pub clock: Arc<dyn Clock>,
+    pub live: LiveHub,
+    pub metrics: Metrics,
+    pub board: Arc<BoardService>,
+    pub automation: Arc<AutomationService>,
+    pub orchestrator: Arc<Orchestrator>,
+    pub ready: AtomicBool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("storage: {0}")]
+    Store(#[from] crate::store::StoreError),
+    #[error("event bus: {0}")]
+    Bus(#[from] crate::bus::BusError),
+    #[error("listen on {0}: {1}")]
+    Listen(String, std::io::Error),
+}
+
+/// Options for embedding the server (tests, benchmarks, demo).
+#[derive(Default)]
+pub struct BuildOptions {
+    pub clock: Option<Arc<dyn Clock>>,
+}
+
+/// The running components, in start order.
+struct Components {
+    merged: MergedPrSubscriber,
+    push_ci: PushCiSubscriber,
+    scheduler: Scheduler,
+}
+
+pub struct Application {
+    pub services: Arc<Services>,
+    address: SocketAddr,
+    shutdown: CancellationToken,
+    server: tokio::task::JoinHandle<()>,
+    components: Components,
+}
+
+/// Builds the services with every lookup wired (step 1).
+pub async fn construct(
+    settings: Settings,
+    options: BuildOptions,
+) -> Result<Arc<Services>, StartError> {
+    crate::tls::install_crypto_provider();
+    let store = Store::connect(&settings.database_url).await?;
+    let bus = if settings.nats_url.trim().is_empty() {
+        Bus::memory()
+    } else {
+        Bus::nats(settings.nats_url.trim()).await?
+    };
+    let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
+    let live = LiveHub::default();
+    let metrics = Metrics::default();
+    let board = Arc::new(BoardService::new(
+        store.clone(),
+        clock.clone(),
+        live.clone(),
+    ));
+    let automation = Arc::new(AutomationService::new(
+        store.clone(),
+        bus.clone(),
+        clock.clone(),
+        metrics.clone(),
+        live.clone(),
+        board.clone(),
+    ));
+    // Wired at construction, before any component starts, so the merged-PR
+    // subscriber's start-up line reports the true state.
+    automation.set_task_origin_lookup(Arc::new(StoreTaskOriginLookup::new(store.clone())));
+    let orchestrator = Arc::new(Orchestrator::new(
+        store.clone(),
+        bus.clone(),
+        clock.clone(),
+        metrics.clone(),
+        live.clone(),
+    ));
+    Ok(Arc::new(Services {
+        settings,
+        store,
+        bus,
+        clock,
+        live,
+        metrics,
+        board,
+        automation,
+        orchestrator,
+        ready: AtomicBool::new(false),
+    }))
+}
+
+impl Application {
+    pub async fn build(
+        settings: Settings,
+        options: BuildOptions,
+    ) -> Result<Application, StartError> {
+        let listen = settings.listen.clone();
+        let services = construct(settings, options).await?;
+        let components = Components {
+            merged: MergedPrSubscriber::new(services.automation.clone()),
+            push_ci: PushCiSubscriber::new(services.automation.clone()),
+            scheduler: Scheduler::new(
+                services.automation.clone(),
+                services.settings.scheduler_interval,
+            ),
+        };
+        // 2. orchestrator, 3. automation components; a failure unwinds what started.
+        services.orchestrator.start().await?;
+        if let Err(e) = start_automation(&components).await {
+            stop_automation(&components).await;
+            services.orchestrator.stop().await;
+            return Err(e);
+        }
+        // 5. HTTP.
+        let listener = TcpListener::bind(&listen)
+            .await
+            .map_err(|e| StartError::Listen(listen.clone(), e))?;
+        let address = listener
+            .local_addr()
+            .map_err(|e| StartError::Listen(listen.clone(), e))?;
+        let router = http::router(
+            services.clone(),
+            Router::new(),
+            &services.settings.web_dir.clone(),
+        );
+        let shutdown = CancellationToken::new();
+        let stop = shutdown.clone();
+        let server = tokio::spawn(async move {
+            let serve = axum::serve(listener, router)
+                .with_graceful_shutdown(async move { stop.cancelled().await });
+            if let Err(e) = serve.await {
+                tracing::error!(error = %e, "HTTP server stopped");
+            }
+        });
+        services.ready.store(true, Ordering::SeqCst);
+        tracing::info!(%address, bus = services.bus.kind(), "kandev is serving");
+        Ok(Application {
+            services,
+            address,
+            shutdown,
+            server,
+            components,
+        })
+    }
+
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    pub fn port(&self) -> u16 {
+        self.address.port()
+    }
+
+    /// Stops in reverse order: HTTP, automation components, orchestrator.
+    pub async fn shutdown(self) {
+        self.services.ready.store(false, Ordering::SeqCst);
+        self.shutdown.cancel();
+        let _ = self.server.await;
+        stop_automation(&self.components).await;
+        self.services.orchestrator.stop().await;
+        self.services.store.close().await;
+    }
+
+    /// Runs until Ctrl-C or SIGTERM, then shuts down.
+    pub async fn run_until_signal(self) {
+        wait_for_signal().await;
+        tracing::info!("shutting down");
+        self.shutdown().await;
+    }
+}
+
+async fn start_automation(c: &Components) -> Result<(), StartError> {
+    c.merged.start().await?;
+    c.push_ci.start().await?;
+    c.scheduler.start().await;
+    Ok(())
+}
+
+async fn stop_automation(c: &Components) {
+    c.scheduler.stop().await;
+    c.push_ci.stop().await;
+    c.merged.stop().await;
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}

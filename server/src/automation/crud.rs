@@ -1,0 +1,336 @@
+//! Automation CRUD, triggers, the run log and the manual run.
+
+use kandev_core::TriggerType;
+use kandev_core::api::{
+    Automation, CreateAutomation, CreatedAutomation, Evaluation, MOCK_AGENT_PROFILE_ID,
+    ManualRunResult, NewTrigger, PatchAutomation, PatchTrigger, Run, Trigger,
+};
+use kandev_core::firing::{clamp_max_concurrent_runs_on_create, manual_data};
+use kandev_core::trigger::FiringType;
+use kandev_core::trigger::config::validate_for_save;
+use rand::TryRngCore;
+use rand::rngs::OsRng;
+use serde_json::Value;
+
+use super::{AutomationService, FireOutcome, FireRequest};
+use crate::error::{ServiceError, ServiceResult};
+use crate::store::NewAutomation;
+
+/// 16 random bytes as 32 lowercase hex characters. No fallback: if the
+/// system's randomness fails, creating the automation fails.
+fn new_webhook_secret() -> ServiceResult<String> {
+    let mut bytes = [0u8; 16];
+    OsRng.try_fill_bytes(&mut bytes).map_err(|e| {
+        ServiceError::Internal(format!("no randomness for the webhook secret: {e}"))
+    })?;
+    Ok(hex::encode(bytes))
+}
+
+fn validate_trigger(t: &NewTrigger) -> ServiceResult<()> {
+    if !t.config.is_object() && t.trigger_type == TriggerType::Scheduled {
+        return Err(ServiceError::Invalid(
+            "invalid scheduled trigger config: config must be a JSON object".into(),
+        ));
+    }
+    validate_for_save(t.trigger_type, &t.config).map_err(ServiceError::Invalid)
+}
+
+impl AutomationService {
+    async fn check_repositories(&self, workspace_id: &str, ids: &[String]) -> ServiceResult<()> {
+        let mut seen = std::collections::HashSet::new();
+        for id in ids {
+            if !seen.insert(id) {
+                return Err(ServiceError::Invalid(format!(
+                    "repository {id} is listed twice"
+                )));
+            }
+            match self.store.get_repository(id).await {
+                Ok(r) if r.workspace_id == workspace_id => {}
+                Ok(_) | Err(crate::store::StoreError::NotFound) => {
+                    return Err(ServiceError::Invalid(format!(
+                        "repository {id} does not belong to this workspace"
+                    )));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+
+    async fn check_agent_profile(&self, id: &str) -> ServiceResult<()> {
+        if id.is_empty() || id == MOCK_AGENT_PROFILE_ID {
+            return Ok(());
+        }
+        match self.store.get_agent_profile(id).await {
+            Ok(_) => Ok(()),
+            Err(crate::store::StoreError::NotFound) => Err(ServiceError::Invalid(format!(
+                "agent profile {id} does not exist"
+            ))),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Validates everything first, then writes the automation, its triggers and
+    /// repositories in one transaction.
+    pub async fn create(
+        &self,
+        workspace_id: &str,
+        req: CreateAutomation,
+    ) -> ServiceResult<CreatedAutomation> {
+        self.store
+            .get_workspace(workspace_id)
+            .await
+            .map_err(ServiceError::not_found("workspace"))?;
+        let name = req.name.trim();
+        if name.is_empty() {
+            return Err(ServiceError::Invalid("name is required".into()));
+        }
+        let repository_ids = req.repository_ids.unwrap_or_default();
+        self.check_repositories(workspace_id, &repository_ids)
+            .await?;
+        let agent_profile_id = req.agent_profile_id.unwrap_or_default();
+        self.check_agent_profile(&agent_profile_id).await?;
+        let triggers = req.triggers.unwrap_or_default();
+        for t in &triggers {
+            validate_trigger(t)?;
+        }
+        let secret = new_webhook_secret()?;
+        let created = self
+            .store
+            .create_automation(
+                &NewAutomation {
+                    workspace_id: workspace_id.to_string(),
+                    name: name.to_string(),
+                    description: req.description.unwrap_or_default(),
+                    prompt: req.prompt.unwrap_or_default(),
+                    task_title_template: req.task_title_template.unwrap_or_default(),
+                    agent_profile_id,
+                    executor_profile_id: req.executor_profile_id.unwrap_or_default(),
+                    repository_ids,
+                    enabled: req.enabled.unwrap_or(true),
+                    max_concurrent_runs: clamp_max_concurrent_runs_on_create(
+                        req.max_concurrent_runs,
+                    ),
+                    webhook_secret: secret.clone(),
+                    triggers: triggers
+                        .into_iter()
+                        .map(|t| (t.trigger_type, t.config, t.enabled.unwrap_or(true)))
+                        .collect(),
+                },
+                self.clock.now(),
+            )
+            .await?;
+        Ok(CreatedAutomation {
+            automation: created,
+            webhook_secret: secret,
+        })
+    }
+
+    pub async fn get(&self, id: &str) -> ServiceResult<Automation> {
+        self.store
+            .get_automation(id)
+            .await
+            .map_err(ServiceError::not_found("automation"))
+    }
+
+    pub async fn list(&self, workspace_id: &str) -> ServiceResult<Vec<Automation>> {
+        self.store
+            .get_workspace(workspace_id)
+            .await
+            .map_err(ServiceError::not_found("workspace"))?;
+        Ok(self.store.list_automations(workspace_id).await?)
+    }
+
+    pub async fn patch(&self, id: &str, req: PatchAutomation) -> ServiceResult<Automation> {
+        let mut a = self.get(id).await?;
+        if let Some(name) = req.name {
+            if name.trim().is_empty() {
+                return Err(ServiceError::Invalid("name is required".into()));
+            }
+            a.name = name.trim().to_string();
+        }
+        if let Some(n) = req.max_concurrent_runs {
+            if n < 1 {
+                return Err(ServiceError::Invalid(
+                    "max_concurrent_runs must be at least 1".into(),
+                ));
+            }
+            a.max_concurrent_runs = n;
+        }
+        if let Some(p) = req.agent_profile_id {
+            self.check_agent_profile(&p).await?;
+            a.agent_profile_id = p;
+        }
+        let replace_repos = req.repository_ids.is_some();
+        if let Some(ids) = req.repository_ids {
+            self.check_repositories(&a.workspace_id, &ids).await?;
+            a.repository_ids = ids;
+        }
+        if let Some(v) = req.description {
+            a.description = v;
+        }
+        if let Some(v) = req.prompt {
+            a.prompt = v;
+        }
+        if let Some(v) = req.task_title_template {
+            a.task_title_template = v;
+        }
+        if let Some(v) = req.executor_profile_id {
+            a.executor_profile_id = v;
+        }
+        if let Some(v) = req.enabled {
+            a.enabled = v;
+        }
+        self.store
+            .update_automation(&a, replace_repos, self.clock.now())
+            .await?;
+        self.get(id).await
+    }
+
+    pub async fn delete(&self, id: &str) -> ServiceResult<()> {
+        if !self.store.delete_automation(id).await? {
+            return Err(ServiceError::NotFound("automation not found".into()));
+        }
+        Ok(())
+    }
+
+    pub async fn add_trigger(&self, automation_id: &str, t: NewTrigger) -> ServiceResult<Trigger> {
+        self.get(automation_id).await?;
+        validate_trigger(&t)?;
+        Ok(self
+            .store
+            .add_trigger(
+                automation_id,
+                t.trigger_type,
+                &t.config,
+                t.enabled.unwrap_or(true),
+                self.clock.now(),
+            )
+            .await?)
+    }
+
+    pub async fn patch_trigger(&self, id: &str, req: PatchTrigger) -> ServiceResult<Trigger> {
+        let t = self
+            .store
+            .get_trigger(id)
+            .await
+            .map_err(ServiceError::not_found("trigger"))?;
+        let config: Value = req.config.unwrap_or(t.config);
+        validate_trigger(&NewTrigger {
+            trigger_type: t.trigger_type,
+            config: config.clone(),
+            enabled: None,
+        })?;
+        self.store
+            .update_trigger(
+                id,
+                &config,
+                req.enabled.unwrap_or(t.enabled),
+                self.clock.now(),
+            )
+            .await?;
+        Ok(self.store.get_trigger(id).await?)
+    }
+
+    pub async fn delete_trigger(&self, id: &str) -> ServiceResult<()> {
+        if !self.store.delete_trigger(id).await? {
+            return Err(ServiceError::NotFound("trigger not found".into()));
+        }
+        Ok(())
+    }
+
+    pub async fn webhook_secret(&self, id: &str) -> ServiceResult<String> {
+        self.store
+            .webhook_secret(id)
+            .await
+            .map_err(ServiceError::not_found("automation"))
+    }
+
+    pub async fn runs(&self, automation_id: &str, limit: i64) -> ServiceResult<Vec<Run>> {
+        self.get(automation_id).await?;
+        Ok(self.store.list_runs(automation_id, limit.max(1)).await?)
+    }
+
+    pub async fn workspace_runs(&self, workspace_id: &str, limit: i64) -> ServiceResult<Vec<Run>> {
+        self.store
+            .get_workspace(workspace_id)
+            .await
+            .map_err(ServiceError::not_found("workspace"))?;
+        Ok(self
+            .store
+            .list_workspace_runs(workspace_id, limit.clamp(1, 200))
+            .await?)
+    }
+
+    /// Deletes the run's task first (gone is fine), then the row.
+    pub async fn delete_run(&self, run_id: &str) -> ServiceResult<()> {
+        let run = self
+            .store
+            .get_run_record(run_id)
+            .await
+            .map_err(ServiceError::not_found("run"))?;
+        if !run.task_id.is_empty() {
+            match self.board.delete(&run.task_id).await {
+                Ok(()) | Err(ServiceError::NotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.store.delete_run(run_id).await?;
+        Ok(())
+    }
+
+    /// Deletes every run and its task. This erases the automation's dedup memory.
+    pub async fn delete_runs(&self, automation_id: &str) -> ServiceResult<()> {
+        self.get(automation_id).await?;
+        for task_id in self.store.delete_runs(automation_id).await? {
+            match self.board.delete(&task_id).await {
+                Ok(()) | Err(ServiceError::NotFound(_)) => {}
+                Err(e) => tracing::warn!(task_id, error = %e, "could not delete a run task"),
+            }
+        }
+        Ok(())
+    }
+
+    pub async fn evaluations(
+        &self,
+        automation_id: &str,
+        limit: i64,
+    ) -> ServiceResult<Vec<Evaluation>> {
+        self.get(automation_id).await?;
+        self.recorder.flush().await;
+        Ok(self
+            .store
+            .list_evaluations(automation_id, limit.clamp(1, 200))
+            .await?)
+    }
+
+    /// Run now: type `manual`, data `{"source":"manual"}`, no dedup. The
+    /// trigger id is the automation's first trigger (any type), or empty.
+    pub async fn run_manually(&self, automation_id: &str) -> ServiceResult<ManualRunResult> {
+        let a = self.get(automation_id).await?;
+        let trigger_id = a.triggers.first().map(|t| t.id.clone()).unwrap_or_default();
+        let outcome = self
+            .fire_trigger(FireRequest {
+                automation_id: a.id,
+                trigger_id,
+                trigger_type: FiringType::MANUAL.into(),
+                data: manual_data(),
+                dedup_key: String::new(),
+            })
+            .await?;
+        Ok(match outcome {
+            FireOutcome::Fired => ManualRunResult {
+                triggered: true,
+                skipped: false,
+                reason: String::new(),
+            },
+            FireOutcome::Skipped { reason, .. } | FireOutcome::Capped { reason } => {
+                ManualRunResult {
+                    triggered: false,
+                    skipped: true,
+                    reason,
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,187 @@
+//! `fire_trigger`: the engine's admission path. Order: automation exists →
+//! enabled → dedup key unseen → concurrency cap; then publish
+//! `automation.triggered` for the orchestrator.
+
+use kandev_core::events::{AUTOMATION_TRIGGERED, AutomationTriggered, Payload, SOURCE_AUTOMATION};
+use kandev_core::firing::{
+    RunRow, SKIP_ALREADY_FIRED, SKIP_AUTOMATION_DISABLED, SKIP_AUTOMATION_MISSING, cap_reached,
+    cap_reason, row_dedup_key,
+};
+use kandev_core::gate::{Gate, Outcome};
+use kandev_core::run_status::RunStatus;
+use serde_json::Value;
+
+use super::AutomationService;
+use crate::error::{ServiceError, ServiceResult};
+use crate::store::{EvaluationRecord, NewRun, StoreError};
+
+/// One firing handed to the engine.
+#[derive(Debug, Clone)]
+pub struct FireRequest {
+    pub automation_id: String,
+    pub trigger_id: String,
+    /// A registry type, or `manual`.
+    pub trigger_type: String,
+    pub data: Value,
+    pub dedup_key: String,
+}
+
+/// The event an evaluation was about, as the record shows it.
+pub(crate) struct EvaluatedEvent<'a> {
+    pub trigger_type: &'a str,
+    pub subject: &'a str,
+    pub summary: &'a str,
+}
+
+/// What admission decided. Errors (dedup query, cap count, publish) are `Err`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FireOutcome {
+    Fired,
+    /// Skipped without a row: missing, disabled or already fired.
+    Skipped {
+        reason: String,
+        gate: Gate,
+    },
+    /// Skipped by the concurrency cap; a `skipped` row was written.
+    Capped {
+        reason: String,
+    },
+}
+
+impl FireOutcome {
+    pub fn outcome(&self) -> (Outcome, Option<Gate>) {
+        match self {
+            FireOutcome::Fired => (Outcome::Fired, None),
+            FireOutcome::Skipped {
+                gate: Gate::Dedup, ..
+            } => (Outcome::Deduplicated, Some(Gate::Dedup)),
+            FireOutcome::Skipped { gate, .. } => (Outcome::Stopped, Some(*gate)),
+            FireOutcome::Capped { .. } => (Outcome::Capped, Some(Gate::ConcurrencyCap)),
+        }
+    }
+}
+
+impl AutomationService {
+    pub async fn fire_trigger(&self, req: FireRequest) -> ServiceResult<FireOutcome> {
+        let automation = match self.store.automation_brief(&req.automation_id).await {
+            Ok(a) => a,
+            Err(StoreError::NotFound) => {
+                tracing::debug!(automation_id = %req.automation_id, "fire: automation no longer exists");
+                return Ok(FireOutcome::Skipped {
+                    reason: SKIP_AUTOMATION_MISSING.into(),
+                    gate: Gate::AutomationExists,
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if !automation.enabled {
+            tracing::debug!(automation_id = %automation.id, "fire: automation is disabled");
+            return Ok(FireOutcome::Skipped {
+                reason: SKIP_AUTOMATION_DISABLED.into(),
+                gate: Gate::AutomationEnabled,
+            });
+        }
+        if self
+            .store
+            .has_run_with_dedup_key(&automation.id, &req.dedup_key)
+            .await?
+        {
+            tracing::debug!(automation_id = %automation.id, dedup_key = %req.dedup_key, "fire: this trigger has already fired");
+            return Ok(FireOutcome::Skipped {
+                reason: SKIP_ALREADY_FIRED.into(),
+                gate: Gate::Dedup,
+            });
+        }
+        let open = self.store.count_open_runs(&automation.id).await?;
+        let capped = cap_reached(automation.max_concurrent_runs, open);
+        let now = self.clock.now();
+        if capped {
+            let reason = cap_reason(automation.max_concurrent_runs);
+            let row = NewRun {
+                automation_id: automation.id.clone(),
+                trigger_id: req.trigger_id.clone(),
+                trigger_type: req.trigger_type.clone(),
+                task_id: String::new(),
+                status: RunStatus::Skipped,
+                dedup_key: row_dedup_key(&req.trigger_type, &req.dedup_key, RunRow::CapSkipped),
+                trigger_data: req.data.clone(),
+                error_message: reason.clone(),
+            };
+            match self.store.insert_run(&row, now).await {
+                Ok(run_id) => {
+                    self.metrics.run(RunStatus::Skipped.as_str());
+                    self.live.notify(
+                        &automation.workspace_id,
+                        kandev_core::api::LIVE_RUN_UPDATED,
+                        &run_id,
+                    );
+                }
+                Err(e) => {
+                    tracing::warn!(automation_id = %automation.id, error = %e, "could not write the cap-skip run row")
+                }
+            }
+        }
+        if !req.trigger_id.is_empty()
+            && let Err(e) = self
+                .store
+                .set_trigger_last_evaluated_at(&req.trigger_id, now)
+                .await
+        {
+            tracing::warn!(trigger_id = %req.trigger_id, error = %e, "could not move last_evaluated_at");
+        }
+        if capped {
+            return Ok(FireOutcome::Capped {
+                reason: cap_reason(automation.max_concurrent_runs),
+            });
+        }
+        if let Err(e) = self.store.set_last_triggered_at(&automation.id, now).await {
+            tracing::warn!(automation_id = %automation.id, error = %e, "could not move last_triggered_at");
+        }
+        let event = AutomationTriggered {
+            automation_id: automation.id.clone(),
+            trigger_id: req.trigger_id.clone(),
+            trigger_type: req.trigger_type.clone(),
+            trigger_data: req.data,
+            dedup_key: req.dedup_key.clone(),
+        };
+        self.bus
+            .publish(
+                AUTOMATION_TRIGGERED,
+                SOURCE_AUTOMATION,
+                Payload::AutomationTriggered(event),
+            )
+            .await
+            .map_err(|e| ServiceError::Internal(e.to_string()))?;
+        tracing::info!(
+            automation_id = %automation.id,
+            trigger_id = %req.trigger_id,
+            trigger_type = %req.trigger_type,
+            dedup_key = %req.dedup_key,
+            "automation fired"
+        );
+        Ok(FireOutcome::Fired)
+    }
+
+    /// Records one evaluation of one trigger and counts it.
+    pub(crate) fn note_evaluation(
+        &self,
+        target: (&str, &str),
+        event: &EvaluatedEvent<'_>,
+        outcome: Outcome,
+        gate: Option<Gate>,
+    ) {
+        let (automation_id, trigger_id) = target;
+        self.metrics
+            .evaluation(event.trigger_type, outcome.as_str());
+        self.recorder.record(EvaluationRecord {
+            automation_id: automation_id.to_string(),
+            trigger_id: trigger_id.to_string(),
+            trigger_type: event.trigger_type.to_string(),
+            event_subject: event.subject.to_string(),
+            summary: event.summary.to_string(),
+            outcome,
+            gate,
+            at: self.clock.now(),
+        });
+    }
+}

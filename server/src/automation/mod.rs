@@ -1,0 +1,94 @@
+//! The automation engine's shell: CRUD, the firing path, the detectors for
+//! each trigger type and the evaluation record. Every decision is a call into
+//! `kandev_core`.
+
+mod crud;
+mod evaluations;
+mod fire;
+mod lookup;
+pub mod merged;
+pub mod push_ci;
+pub mod scheduler;
+mod webhook;
+
+pub use webhook::WebhookAuth;
+
+pub use evaluations::EvaluationRecorder;
+pub use fire::{FireOutcome, FireRequest};
+pub use lookup::{StoreTaskOriginLookup, TaskOriginLookup};
+
+use std::sync::{Arc, RwLock};
+
+use crate::board::BoardService;
+use crate::bus::Bus;
+use crate::clock::Clock;
+use crate::live::LiveHub;
+use crate::metrics::Metrics;
+use crate::store::Store;
+
+pub struct AutomationService {
+    store: Store,
+    bus: Bus,
+    clock: Arc<dyn Clock>,
+    metrics: Metrics,
+    live: LiveHub,
+    board: Arc<BoardService>,
+    recorder: EvaluationRecorder,
+    lookup: RwLock<Option<Arc<dyn TaskOriginLookup>>>,
+}
+
+impl AutomationService {
+    pub fn new(
+        store: Store,
+        bus: Bus,
+        clock: Arc<dyn Clock>,
+        metrics: Metrics,
+        live: LiveHub,
+        board: Arc<BoardService>,
+    ) -> Self {
+        let recorder = EvaluationRecorder::start(store.clone());
+        AutomationService {
+            store,
+            bus,
+            clock,
+            metrics,
+            live,
+            board,
+            recorder,
+            lookup: RwLock::new(None),
+        }
+    }
+
+    /// Wires the task-origin lookup. The composition root calls this at
+    /// construction, before any component starts; subscribers read it live.
+    pub fn set_task_origin_lookup(&self, lookup: Arc<dyn TaskOriginLookup>) {
+        *self.lookup.write().unwrap_or_else(|p| p.into_inner()) = Some(lookup);
+    }
+
+    pub fn task_origin_lookup(&self) -> Option<Arc<dyn TaskOriginLookup>> {
+        self.lookup
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn bus(&self) -> &Bus {
+        &self.bus
+    }
+
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    pub fn recorder(&self) -> &EvaluationRecorder {
+        &self.recorder
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+}

@@ -1,0 +1,303 @@
+//! The task board service: tasks, their moves (by core's board rules),
+//! comments, events and archiving. Review hand-off, approve and reject live in
+//! `review`, because approving can start the merger.
+
+mod review;
+
+pub use review::{MergeStarter, PrLinker};
+
+use std::sync::{Arc, RwLock};
+
+use kandev_core::api::{
+    ArchiveResult, Comment, CreateTask, LIVE_TASK_UPDATED, Origin, PatchTask, Task, TaskEvent,
+};
+use kandev_core::api::{EVENT_ARCHIVED, EVENT_CREATED, EVENT_STATUS_CHANGED, EVENT_UNARCHIVED};
+use kandev_core::board::{TaskStatus, check_move};
+use serde_json::{Value, json};
+
+use crate::clock::Clock;
+use crate::error::{ServiceError, ServiceResult};
+use crate::live::LiveHub;
+use crate::store::{NewTask, Store};
+
+/// Told when a task is archived or deleted, so its agent sessions stop.
+pub trait TaskListener: Send + Sync {
+    fn task_closed(&self, task_id: &str);
+}
+
+pub struct BoardService {
+    store: Store,
+    clock: Arc<dyn Clock>,
+    live: LiveHub,
+    listeners: RwLock<Vec<Arc<dyn TaskListener>>>,
+    merge: RwLock<Option<Arc<dyn MergeStarter>>>,
+    linker: RwLock<Option<Arc<dyn PrLinker>>>,
+}
+
+impl BoardService {
+    pub fn new(store: Store, clock: Arc<dyn Clock>, live: LiveHub) -> Self {
+        BoardService {
+            store,
+            clock,
+            live,
+            listeners: RwLock::new(vec![]),
+            merge: RwLock::new(None),
+            linker: RwLock::new(None),
+        }
+    }
+
+    /// Wired at construction by the composition root.
+    pub fn add_listener(&self, l: Arc<dyn TaskListener>) {
+        self.listeners
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(l);
+    }
+
+    pub fn set_merge_starter(&self, m: Arc<dyn MergeStarter>) {
+        *self.merge.write().unwrap_or_else(|p| p.into_inner()) = Some(m);
+    }
+
+    pub fn set_pr_linker(&self, l: Arc<dyn PrLinker>) {
+        *self.linker.write().unwrap_or_else(|p| p.into_inner()) = Some(l);
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    fn touched(&self, task: &Task) {
+        self.live
+            .notify(&task.workspace_id, LIVE_TASK_UPDATED, &task.id);
+    }
+
+    pub async fn get(&self, id: &str) -> ServiceResult<Task> {
+        self.store
+            .get_task(id)
+            .await
+            .map_err(ServiceError::not_found("task"))
+    }
+
+    pub async fn create(&self, workspace_id: &str, req: CreateTask) -> ServiceResult<Task> {
+        self.store
+            .get_workspace(workspace_id)
+            .await
+            .map_err(ServiceError::not_found("workspace"))?;
+        let title = req.title.trim();
+        if title.is_empty() {
+            return Err(ServiceError::Invalid("title is required".into()));
+        }
+        let mut base_branch = String::new();
+        if let Some(repo_id) = req.repository_id.as_deref().filter(|r| !r.is_empty()) {
+            let repo = self
+                .store
+                .get_repository(repo_id)
+                .await
+                .map_err(|_| ServiceError::Invalid("repository not found".into()))?;
+            if repo.workspace_id != workspace_id {
+                return Err(ServiceError::Invalid(
+                    "repository does not belong to this workspace".into(),
+                ));
+            }
+            base_branch = repo.default_branch;
+        }
+        let status = req.status.unwrap_or(TaskStatus::Todo);
+        if status == TaskStatus::HumanReview {
+            return Err(ServiceError::Invalid(
+                "a task enters human_review only through a review hand-off".into(),
+            ));
+        }
+        let now = self.clock.now();
+        let task = self
+            .store
+            .create_task(
+                &NewTask {
+                    workspace_id: workspace_id.to_string(),
+                    title: title.to_string(),
+                    description: req.description.unwrap_or_default(),
+                    status,
+                    origin: Origin::User,
+                    repository_id: req.repository_id.filter(|r| !r.is_empty()),
+                    base_branch,
+                    metadata: json!({}),
+                },
+                now,
+            )
+            .await?;
+        self.store
+            .add_event(
+                &task.id,
+                EVENT_CREATED,
+                &json!({"status": status.as_str()}),
+                now,
+            )
+            .await?;
+        self.touched(&task);
+        Ok(task)
+    }
+
+    pub async fn list(
+        &self,
+        workspace_id: &str,
+        include_archived: bool,
+        include_runs: bool,
+    ) -> ServiceResult<Vec<Task>> {
+        self.store
+            .get_workspace(workspace_id)
+            .await
+            .map_err(ServiceError::not_found("workspace"))?;
+        Ok(self
+            .store
+            .list_tasks(workspace_id, include_archived, include_runs)
+            .await?)
+    }
+
+    /// Edits text and moves status by the board rules (409 when refused).
+    pub async fn patch(&self, id: &str, req: PatchTask) -> ServiceResult<Task> {
+        let task = self.get(id).await?;
+        if let Some(title) = &req.title
+            && title.trim().is_empty()
+        {
+            return Err(ServiceError::Invalid("title must not be empty".into()));
+        }
+        if let Some(to) = req.status {
+            check_move(task.status, to).map_err(|e| ServiceError::Conflict(e.to_string()))?;
+        }
+        let now = self.clock.now();
+        if req.title.is_some() || req.description.is_some() {
+            let title = req.title.as_deref().map(str::trim).unwrap_or(&task.title);
+            let description = req.description.as_deref().unwrap_or(&task.description);
+            self.store
+                .update_task_text(id, title, description, now)
+                .await?;
+        }
+        if let Some(to) = req.status
+            && to != task.status
+        {
+            self.move_status(&task, task.status, to, json!({})).await?;
+        }
+        let task = self.get(id).await?;
+        self.touched(&task);
+        Ok(task)
+    }
+
+    /// Compare-and-swap a status and record the move. 409 if it lost a race.
+    pub async fn move_status(
+        &self,
+        task: &Task,
+        from: TaskStatus,
+        to: TaskStatus,
+        extra: Value,
+    ) -> ServiceResult<()> {
+        let now = self.clock.now();
+        if !self.store.swap_task_status(&task.id, from, to, now).await? {
+            return Err(ServiceError::Conflict(format!(
+                "task is no longer {}",
+                from.as_str()
+            )));
+        }
+        let mut payload = json!({"from": from.as_str(), "to": to.as_str()});
+        if let (Some(p), Some(extra)) = (payload.as_object_mut(), extra.as_object()) {
+            p.extend(extra.clone());
+        }
+        self.store
+            .add_event(&task.id, EVENT_STATUS_CHANGED, &payload, now)
+            .await?;
+        self.live
+            .notify(&task.workspace_id, LIVE_TASK_UPDATED, &task.id);
+        Ok(())
+    }
+
+    pub async fn delete(&self, id: &str) -> ServiceResult<()> {
+        let task = self.get(id).await?;
+        self.notify_closed(id);
+        self.store.delete_task(id).await?;
+        self.touched(&task);
+        Ok(())
+    }
+
+    /// Archiving hides a task and keeps it; repeating it reports `already_archived`.
+    pub async fn archive(&self, id: &str) -> ServiceResult<ArchiveResult> {
+        let now = self.clock.now();
+        let already = self
+            .store
+            .archive_task(id, now)
+            .await
+            .map_err(ServiceError::not_found("task"))?;
+        if !already {
+            self.store
+                .add_event(id, EVENT_ARCHIVED, &json!({}), now)
+                .await?;
+            self.notify_closed(id);
+            let task = self.get(id).await?;
+            self.touched(&task);
+        }
+        Ok(ArchiveResult {
+            success: true,
+            already_archived: already,
+        })
+    }
+
+    pub async fn unarchive(&self, id: &str) -> ServiceResult<Task> {
+        let task = self.get(id).await?;
+        if task.archived_at.is_some() {
+            let now = self.clock.now();
+            self.store.unarchive_task(id, now).await?;
+            self.store
+                .add_event(id, EVENT_UNARCHIVED, &json!({}), now)
+                .await?;
+        }
+        let task = self.get(id).await?;
+        self.touched(&task);
+        Ok(task)
+    }
+
+    fn notify_closed(&self, id: &str) {
+        let listeners = self
+            .listeners
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        for l in listeners {
+            l.task_closed(id);
+        }
+    }
+
+    pub async fn add_comment(&self, id: &str, body: &str, author: &str) -> ServiceResult<Comment> {
+        let task = self.get(id).await?;
+        if body.trim().is_empty() {
+            return Err(ServiceError::Invalid("body is required".into()));
+        }
+        let c = self
+            .store
+            .add_comment(id, body, author, self.clock.now())
+            .await?;
+        self.touched(&task);
+        Ok(c)
+    }
+
+    pub async fn comments(&self, id: &str) -> ServiceResult<Vec<Comment>> {
+        self.get(id).await?;
+        Ok(self.store.list_comments(id).await?)
+    }
+
+    pub async fn events(&self, id: &str) -> ServiceResult<Vec<TaskEvent>> {
+        self.get(id).await?;
+        Ok(self.store.list_events(id).await?)
+    }
+
+    /// Records an event and announces the change.
+    pub async fn record(
+        &self,
+        task: &Task,
+        kind: &str,
+        payload: Value,
+    ) -> ServiceResult<TaskEvent> {
+        let e = self
+            .store
+            .add_event(&task.id, kind, &payload, self.clock.now())
+            .await?;
+        self.touched(task);
+        Ok(e)
+    }
+}

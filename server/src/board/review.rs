@@ -1,0 +1,173 @@
+//! Review hand-off, approve and reject: the only ways into and out of
+//! `human_review`. Approving a task whose hand-off bound a PR starts the merger.
+
+use async_trait::async_trait;
+use kandev_core::api::{
+    ApproveRequest, ApproveResponse, EVENT_APPROVED, EVENT_MERGE_REQUESTED, EVENT_REJECTED,
+    EVENT_REVIEW_REQUESTED, RejectRequest, ReviewHandoff, ReviewRequest, Task,
+};
+use kandev_core::board::{
+    Approval, HandoffEvent, PrRef, TaskStatus, approve, bound_pr, hand_off_to_review, reject,
+};
+use serde_json::json;
+
+use super::BoardService;
+use crate::error::{ServiceError, ServiceResult};
+
+/// Starts the merger for an approved task (now `running`).
+#[async_trait]
+pub trait MergeStarter: Send + Sync {
+    async fn start_merge(&self, task: &Task, pr: &PrRef);
+}
+
+/// Links a PR to a task (reads it from GitHub when it can).
+#[async_trait]
+pub trait PrLinker: Send + Sync {
+    async fn link(&self, task: &Task, pr: &PrRef) -> ServiceResult<()>;
+}
+
+fn handoff_event(kind: &str, payload: &serde_json::Value) -> HandoffEvent {
+    match kind {
+        EVENT_REVIEW_REQUESTED => {
+            let h: ReviewHandoff =
+                serde_json::from_value(payload.clone()).unwrap_or(ReviewHandoff {
+                    summary: String::new(),
+                    pr: None,
+                    pr_url: String::new(),
+                });
+            HandoffEvent::ReviewRequested {
+                pr: h.pr,
+                text: format!("{} {}", h.summary, h.pr_url),
+            }
+        }
+        EVENT_REJECTED => HandoffEvent::Rejected,
+        _ => HandoffEvent::Other,
+    }
+}
+
+impl BoardService {
+    /// Hands a task to human review, binding the PR as structured data.
+    pub async fn request_review(&self, id: &str, req: ReviewRequest) -> ServiceResult<Task> {
+        let task = self.get(id).await?;
+        let pr = match req
+            .pr_url
+            .as_deref()
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+        {
+            Some(url) => Some(PrRef::parse(url).ok_or_else(|| {
+                ServiceError::Invalid(format!("pr_url is not a GitHub pull request: {url}"))
+            })?),
+            None => None,
+        };
+        let to =
+            hand_off_to_review(task.status).map_err(|e| ServiceError::Conflict(e.to_string()))?;
+        self.move_status(&task, task.status, to, json!({})).await?;
+        let handoff = ReviewHandoff {
+            summary: req.summary.unwrap_or_default(),
+            pr_url: pr.as_ref().map(PrRef::url).unwrap_or_default(),
+            pr: pr.clone(),
+        };
+        self.record(
+            &task,
+            EVENT_REVIEW_REQUESTED,
+            serde_json::to_value(&handoff).unwrap_or_default(),
+        )
+        .await?;
+        if let Some(pr) = &pr {
+            let linker = self
+                .linker
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            if let Some(linker) = linker
+                && let Err(e) = linker.link(&task, pr).await
+            {
+                tracing::warn!(task_id = %task.id, error = %e, "could not link the review PR");
+            }
+        }
+        self.get(id).await
+    }
+
+    /// The PR this approval acts on: the latest hand-off of the current review
+    /// cycle; comments only for legacy tasks with no hand-off at all.
+    pub async fn bound_pr(&self, id: &str) -> ServiceResult<Option<PrRef>> {
+        let mut events = self.store.list_events(id).await?;
+        events.reverse();
+        let events: Vec<HandoffEvent> = events
+            .iter()
+            .map(|e| handoff_event(&e.kind, &e.payload))
+            .collect();
+        let mut comments: Vec<String> = self
+            .store
+            .list_comments(id)
+            .await?
+            .into_iter()
+            .map(|c| c.body)
+            .collect();
+        comments.reverse();
+        Ok(bound_pr(&events, &comments))
+    }
+
+    pub async fn approve(&self, id: &str, req: ApproveRequest) -> ServiceResult<ApproveResponse> {
+        let task = self.get(id).await?;
+        if task.status != TaskStatus::HumanReview {
+            return Err(ServiceError::Conflict(format!(
+                "task is not in human_review (it is {})",
+                task.status.as_str()
+            )));
+        }
+        // Find the PR before mutating anything, so a lost race leaves no orphan events.
+        let bound = self.bound_pr(id).await?;
+        let (approval, to) =
+            approve(task.status, bound).map_err(|e| ServiceError::Conflict(e.to_string()))?;
+        let reason = req.reason.unwrap_or_default();
+        match approval {
+            Approval::Done => {
+                self.move_status(&task, TaskStatus::HumanReview, to, json!({}))
+                    .await?;
+                self.record(&task, EVENT_APPROVED, json!({"reason": reason}))
+                    .await?;
+                Ok(ApproveResponse {
+                    status: "done".into(),
+                    pr_url: None,
+                })
+            }
+            Approval::Merge(pr) => {
+                let starter = self
+                    .merge
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone()
+                    .ok_or_else(|| ServiceError::Unavailable("the merger is not running".into()))?;
+                self.move_status(&task, TaskStatus::HumanReview, to, json!({}))
+                    .await?;
+                self.record(
+                    &task,
+                    EVENT_MERGE_REQUESTED,
+                    json!({"reason": reason, "pr_url": pr.url(), "owner": pr.owner, "repo": pr.repo, "number": pr.number}),
+                )
+                .await?;
+                let task = self.get(id).await?;
+                starter.start_merge(&task, &pr).await;
+                Ok(ApproveResponse {
+                    status: "merge_triggered".into(),
+                    pr_url: Some(pr.url()),
+                })
+            }
+        }
+    }
+
+    pub async fn reject(&self, id: &str, req: RejectRequest) -> ServiceResult<Task> {
+        let task = self.get(id).await?;
+        let reason = req.reason.trim();
+        if reason.is_empty() {
+            return Err(ServiceError::Invalid("reason is required".into()));
+        }
+        let to = reject(task.status).map_err(|e| ServiceError::Conflict(e.to_string()))?;
+        self.move_status(&task, task.status, to, json!({})).await?;
+        self.record(&task, EVENT_REJECTED, json!({"reason": reason}))
+            .await?;
+        self.get(id).await
+    }
+}

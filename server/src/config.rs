@@ -1,0 +1,98 @@
+//! `kandev serve` settings, from flags or environment variables (API.md).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use kandev_core::duration::parse_duration;
+
+fn duration(s: &str) -> Result<Duration, String> {
+    parse_duration(s).map_err(|e| e.to_string())
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct Settings {
+    /// Address and port to listen on.
+    #[arg(long, env = "KANDEV_LISTEN", default_value = "127.0.0.1:38080")]
+    pub listen: String,
+    /// `sqlite://PATH` or `postgres://…`.
+    #[arg(
+        long,
+        env = "KANDEV_DATABASE_URL",
+        default_value = "sqlite://./kandev.db"
+    )]
+    pub database_url: String,
+    /// NATS server; empty selects the in-process bus.
+    #[arg(long, env = "KANDEV_NATS_URL", default_value = "")]
+    pub nats_url: String,
+    /// GitHub REST base URL (GitHub Enterprise, or a simulator).
+    #[arg(
+        long,
+        env = "KANDEV_GITHUB_API_URL",
+        default_value = "https://api.github.com"
+    )]
+    pub github_api_url: String,
+    /// Token for GitHub calls; without it GitHub features stay idle.
+    #[arg(long, env = "GITHUB_TOKEN", hide_env_values = true)]
+    pub github_token: Option<String>,
+    /// Secret that signs GitHub webhook deliveries; without it deliveries are refused.
+    #[arg(long, env = "KANDEV_GITHUB_WEBHOOK_SECRET", hide_env_values = true)]
+    pub github_webhook_secret: Option<String>,
+    /// PR poller period.
+    #[arg(long, env = "KANDEV_PR_POLL_INTERVAL", default_value = "60s", value_parser = duration)]
+    pub pr_poll_interval: Duration,
+    /// How long merged or closed PRs stay watched, so post-merge changes republish.
+    #[arg(long, env = "KANDEV_PR_SETTLE_PERIOD", default_value = "6h", value_parser = duration)]
+    pub pr_settle_period: Duration,
+    /// Cron check period.
+    #[arg(long, env = "KANDEV_SCHEDULER_INTERVAL", default_value = "30s", value_parser = duration)]
+    pub scheduler_interval: Duration,
+    /// How often the merger re-reads checks while waiting.
+    #[arg(long, env = "KANDEV_MERGER_POLL_INTERVAL", default_value = "30s", value_parser = duration)]
+    pub merger_poll_interval: Duration,
+    /// Default wait for pending checks before the merger blocks the task.
+    #[arg(long, env = "KANDEV_MERGER_CI_TIMEOUT", default_value = "10m", value_parser = duration)]
+    pub merger_ci_timeout: Duration,
+    /// Agent for run tasks: a profile id or name, or a command line. Default: the built-in mock agent.
+    #[arg(long, env = "KANDEV_DEFAULT_AGENT")]
+    pub default_agent: Option<String>,
+    /// Longest an agent turn may take before the run fails.
+    #[arg(long, env = "KANDEV_AGENT_TURN_TIMEOUT", default_value = "30m", value_parser = duration)]
+    pub agent_turn_timeout: Duration,
+    /// Where worktrees and scratch directories for agent sessions live.
+    #[arg(long, env = "KANDEV_DATA_DIR", default_value = ".kandev")]
+    pub data_dir: PathBuf,
+    /// The built web app to serve at `/`.
+    #[arg(long, env = "KANDEV_WEB_DIR", default_value = "web/dist")]
+    pub web_dir: PathBuf,
+    /// `text` or `json`.
+    #[arg(long, env = "KANDEV_LOG_FORMAT", default_value = "text")]
+    pub log_format: String,
+    /// Start an in-process GitHub simulator and seed a demo workspace.
+    #[arg(long)]
+    pub demo: bool,
+}
+
+impl Settings {
+    /// Defaults for embedding (tests): every value as if no flag or variable were set.
+    pub fn defaults() -> Settings {
+        Settings {
+            listen: "127.0.0.1:38080".into(),
+            database_url: "sqlite://./kandev.db".into(),
+            nats_url: String::new(),
+            github_api_url: "https://api.github.com".into(),
+            github_token: None,
+            github_webhook_secret: None,
+            pr_poll_interval: Duration::from_secs(60),
+            pr_settle_period: Duration::from_secs(6 * 3600),
+            scheduler_interval: Duration::from_secs(30),
+            merger_poll_interval: Duration::from_secs(30),
+            merger_ci_timeout: Duration::from_secs(600),
+            default_agent: None,
+            agent_turn_timeout: Duration::from_secs(1800),
+            data_dir: PathBuf::from(".kandev"),
+            web_dir: PathBuf::from("web/dist"),
+            log_format: "text".into(),
+            demo: false,
+        }
+    }
+}

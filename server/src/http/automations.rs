@@ -1,0 +1,238 @@
+//! Automations, their triggers, runs, evaluations, the registry and the
+//! inbound webhook.
+
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{delete as delete_route, get, patch as patch_route, post};
+use axum::{Json, Router};
+use kandev_core::api::{
+    Automation, CreateAutomation, CreatedAutomation, Evaluation, ManualRunResult, NewTrigger,
+    PatchAutomation, PatchTrigger, Run, Trigger, TriggerTypeInfo, WebhookResult, WebhookSecret,
+};
+use kandev_core::registry::registry;
+use kandev_core::webhook::MAX_BODY_BYTES;
+use serde::Deserialize;
+
+use super::AppState;
+use super::error::HttpResult;
+use super::extract::{ApiJson, ApiQuery};
+use crate::automation::WebhookAuth;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/automation-trigger-types", get(trigger_types))
+        .route(
+            "/api/v1/workspaces/{ws}/automations",
+            get(list).post(create),
+        )
+        .route(
+            "/api/v1/workspaces/{ws}/automation-runs",
+            get(workspace_runs),
+        )
+        .route(
+            "/api/v1/automations/{id}",
+            get(show).patch(patch).delete(delete),
+        )
+        .route("/api/v1/automations/{id}/triggers", post(add_trigger))
+        .route(
+            "/api/v1/automation-triggers/{id}",
+            patch_route(patch_trigger).delete(delete_trigger),
+        )
+        .route("/api/v1/automations/{id}/run", post(run_now))
+        .route(
+            "/api/v1/automations/{id}/runs",
+            get(runs).delete(delete_runs),
+        )
+        .route("/api/v1/automation-runs/{id}", delete_route(delete_run))
+        .route("/api/v1/automations/{id}/evaluations", get(evaluations))
+        .route(
+            "/api/v1/automations/{id}/webhook-secret",
+            get(webhook_secret),
+        )
+        .route(
+            "/api/v1/automations/webhook/{id}",
+            // Read one byte past the limit so an oversized body is refused, never cut.
+            post(webhook).layer(DefaultBodyLimit::max(MAX_BODY_BYTES + 1)),
+        )
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+pub struct LimitParams {
+    limit: Option<i64>,
+}
+
+#[utoipa::path(get, path = "/api/v1/automation-trigger-types", responses((status = 200, body = [TriggerTypeInfo])))]
+pub async fn trigger_types() -> Json<Vec<TriggerTypeInfo>> {
+    Json(registry())
+}
+
+#[utoipa::path(get, path = "/api/v1/workspaces/{ws}/automations", params(("ws" = String, Path)), responses((status = 200, body = [Automation])))]
+pub async fn list(
+    State(s): State<AppState>,
+    Path(ws): Path<String>,
+) -> HttpResult<Json<Vec<Automation>>> {
+    Ok(Json(s.automation.list(&ws).await?))
+}
+
+#[utoipa::path(post, path = "/api/v1/workspaces/{ws}/automations", params(("ws" = String, Path)), request_body = CreateAutomation,
+    responses((status = 201, body = CreatedAutomation), (status = 422, body = kandev_core::api::ApiError)))]
+pub async fn create(
+    State(s): State<AppState>,
+    Path(ws): Path<String>,
+    ApiJson(req): ApiJson<CreateAutomation>,
+) -> HttpResult<(StatusCode, Json<CreatedAutomation>)> {
+    Ok((
+        StatusCode::CREATED,
+        Json(s.automation.create(&ws, req).await?),
+    ))
+}
+
+#[utoipa::path(get, path = "/api/v1/automations/{id}", params(("id" = String, Path)), responses((status = 200, body = Automation)))]
+pub async fn show(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> HttpResult<Json<Automation>> {
+    Ok(Json(s.automation.get(&id).await?))
+}
+
+#[utoipa::path(patch, path = "/api/v1/automations/{id}", params(("id" = String, Path)), request_body = PatchAutomation,
+    responses((status = 200, body = Automation), (status = 422, body = kandev_core::api::ApiError)))]
+pub async fn patch(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<PatchAutomation>,
+) -> HttpResult<Json<Automation>> {
+    Ok(Json(s.automation.patch(&id, req).await?))
+}
+
+#[utoipa::path(delete, path = "/api/v1/automations/{id}", params(("id" = String, Path)), responses((status = 204)))]
+pub async fn delete(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<StatusCode> {
+    s.automation.delete(&id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(post, path = "/api/v1/automations/{id}/triggers", params(("id" = String, Path)), request_body = NewTrigger,
+    responses((status = 201, body = Trigger), (status = 422, body = kandev_core::api::ApiError)))]
+pub async fn add_trigger(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<NewTrigger>,
+) -> HttpResult<(StatusCode, Json<Trigger>)> {
+    Ok((
+        StatusCode::CREATED,
+        Json(s.automation.add_trigger(&id, req).await?),
+    ))
+}
+
+#[utoipa::path(patch, path = "/api/v1/automation-triggers/{id}", params(("id" = String, Path)), request_body = PatchTrigger,
+    responses((status = 200, body = Trigger)))]
+pub async fn patch_trigger(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<PatchTrigger>,
+) -> HttpResult<Json<Trigger>> {
+    Ok(Json(s.automation.patch_trigger(&id, req).await?))
+}
+
+#[utoipa::path(delete, path = "/api/v1/automation-triggers/{id}", params(("id" = String, Path)), responses((status = 204)))]
+pub async fn delete_trigger(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> HttpResult<StatusCode> {
+    s.automation.delete_trigger(&id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(post, path = "/api/v1/automations/{id}/run", params(("id" = String, Path)), responses((status = 200, body = ManualRunResult)))]
+pub async fn run_now(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> HttpResult<Json<ManualRunResult>> {
+    Ok(Json(s.automation.run_manually(&id).await?))
+}
+
+#[utoipa::path(get, path = "/api/v1/automations/{id}/runs", params(("id" = String, Path), LimitParams), responses((status = 200, body = [Run])))]
+pub async fn runs(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    ApiQuery(p): ApiQuery<LimitParams>,
+) -> HttpResult<Json<Vec<Run>>> {
+    Ok(Json(s.automation.runs(&id, p.limit.unwrap_or(50)).await?))
+}
+
+#[utoipa::path(delete, path = "/api/v1/automations/{id}/runs", params(("id" = String, Path)), responses((status = 204)))]
+pub async fn delete_runs(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> HttpResult<StatusCode> {
+    s.automation.delete_runs(&id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(get, path = "/api/v1/workspaces/{ws}/automation-runs", params(("ws" = String, Path), LimitParams), responses((status = 200, body = [Run])))]
+pub async fn workspace_runs(
+    State(s): State<AppState>,
+    Path(ws): Path<String>,
+    ApiQuery(p): ApiQuery<LimitParams>,
+) -> HttpResult<Json<Vec<Run>>> {
+    Ok(Json(
+        s.automation
+            .workspace_runs(&ws, p.limit.unwrap_or(50))
+            .await?,
+    ))
+}
+
+#[utoipa::path(delete, path = "/api/v1/automation-runs/{id}", params(("id" = String, Path)), responses((status = 204)))]
+pub async fn delete_run(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> HttpResult<StatusCode> {
+    s.automation.delete_run(&id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(get, path = "/api/v1/automations/{id}/evaluations", params(("id" = String, Path), LimitParams),
+    responses((status = 200, body = [Evaluation])))]
+pub async fn evaluations(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    ApiQuery(p): ApiQuery<LimitParams>,
+) -> HttpResult<Json<Vec<Evaluation>>> {
+    Ok(Json(
+        s.automation.evaluations(&id, p.limit.unwrap_or(50)).await?,
+    ))
+}
+
+#[utoipa::path(get, path = "/api/v1/automations/{id}/webhook-secret", params(("id" = String, Path)), responses((status = 200, body = WebhookSecret)))]
+pub async fn webhook_secret(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> HttpResult<Json<WebhookSecret>> {
+    Ok(Json(WebhookSecret {
+        webhook_secret: s.automation.webhook_secret(&id).await?,
+    }))
+}
+
+#[utoipa::path(post, path = "/api/v1/automations/webhook/{id}", params(("id" = String, Path)),
+    responses((status = 202, body = WebhookResult), (status = 200, body = WebhookResult), (status = 401, body = kandev_core::api::ApiError),
+        (status = 413, body = kandev_core::api::ApiError)))]
+pub async fn webhook(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> HttpResult<(StatusCode, Json<WebhookResult>)> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let auth = WebhookAuth {
+        secret: header("x-webhook-secret"),
+        signature: header("x-hub-signature-256"),
+    };
+    let (triggered, result) = s.automation.receive_webhook(&id, auth, &body).await?;
+    let status = if triggered {
+        StatusCode::ACCEPTED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(result)))
+}

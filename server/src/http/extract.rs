@@ -1,0 +1,61 @@
+//! Extractors whose rejections use the API's error shape.
+
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use serde::de::DeserializeOwned;
+
+use super::error::HttpError;
+use crate::error::ServiceError;
+
+/// A JSON body; anything malformed is a 400 with the contract's body.
+pub struct ApiJson<T>(pub T);
+
+impl<T, S> FromRequest<S> for ApiJson<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = HttpError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::Json::<T>::from_request(req, state).await {
+            Ok(axum::Json(v)) => Ok(ApiJson(v)),
+            Err(JsonRejection::BytesRejection(e))
+                if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE =>
+            {
+                Err(HttpError(ServiceError::TooLarge(
+                    "request body is too large".into(),
+                )))
+            }
+            Err(e) => Err(HttpError(ServiceError::BadRequest(e.body_text()))),
+        }
+    }
+}
+
+/// Query parameters; malformed ones are a 400.
+pub struct ApiQuery<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for ApiQuery<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = HttpError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|q| ApiQuery(q.0))
+            .map_err(|e: QueryRejection| HttpError(ServiceError::BadRequest(e.body_text())))
+    }
+}
+
+/// A body that may be empty: empty means the type's default.
+pub fn optional_json<T: DeserializeOwned + Default>(body: &[u8]) -> Result<T, HttpError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(body)
+        .map_err(|e| HttpError(ServiceError::BadRequest(format!("invalid JSON body: {e}"))))
+}

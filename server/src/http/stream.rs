@@ -1,0 +1,76 @@
+//! `GET /workspaces/{ws}/stream`: server-sent events of live updates.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::routing::get;
+use futures::Stream;
+use tokio::sync::broadcast::error::RecvError;
+
+use super::AppState;
+use super::error::HttpResult;
+use crate::error::ServiceError;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api/v1/workspaces/{ws}/stream", get(stream))
+}
+
+pub async fn stream(
+    State(s): State<AppState>,
+    Path(ws): Path<String>,
+) -> HttpResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    s.store
+        .get_workspace(&ws)
+        .await
+        .map_err(ServiceError::not_found("workspace"))?;
+    let mut rx = s.live.subscribe();
+    let events = async_stream(move |tx| async move {
+        loop {
+            match rx.recv().await {
+                Ok((workspace, update)) if workspace == ws => {
+                    let data = serde_json::to_string(&update).unwrap_or_default();
+                    if tx
+                        .send(Ok(Event::default().event(update.kind.clone()).data(data)))
+                        .await
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+                Ok(_) => {}
+                // A slow reader missed some notices: tell it to reload.
+                Err(RecvError::Lagged(_)) => {
+                    if tx
+                        .send(Ok(Event::default().event("resync").data("{}")))
+                        .await
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+                Err(RecvError::Closed) => break,
+            }
+        }
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+/// A stream fed by a spawned producer through a small channel.
+fn async_stream<F, Fut>(producer: F) -> impl Stream<Item = Result<Event, Infallible>>
+where
+    F: FnOnce(tokio::sync::mpsc::Sender<Result<Event, Infallible>>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(producer(tx));
+    tokio_stream_from(rx)
+}
+
+fn tokio_stream_from<T: Send + 'static>(
+    mut rx: tokio::sync::mpsc::Receiver<T>,
+) -> impl Stream<Item = T> {
+    futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}

@@ -1,0 +1,161 @@
+//! Tasks on the board: CRUD, moves, archive, comments, events, review,
+//! approve and reject.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use kandev_core::api::{
+    ApproveRequest, ApproveResponse, ArchiveResult, Comment, CreateComment, CreateTask, PatchTask,
+    RejectRequest, ReviewRequest, Task, TaskEvent,
+};
+use serde::Deserialize;
+
+use super::AppState;
+use super::error::HttpResult;
+use super::extract::{ApiJson, ApiQuery, optional_json};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/workspaces/{ws}/tasks", get(list).post(create))
+        .route("/api/v1/tasks/{id}", get(show).patch(patch).delete(delete))
+        .route("/api/v1/tasks/{id}/archive", post(archive))
+        .route("/api/v1/tasks/{id}/unarchive", post(unarchive))
+        .route(
+            "/api/v1/tasks/{id}/comments",
+            get(comments).post(add_comment),
+        )
+        .route("/api/v1/tasks/{id}/events", get(events))
+        .route("/api/v1/tasks/{id}/review", post(review))
+        .route("/api/v1/tasks/{id}/approve", post(approve))
+        .route("/api/v1/tasks/{id}/reject", post(reject))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+pub struct ListParams {
+    #[serde(default)]
+    include_archived: bool,
+    #[serde(default)]
+    include_runs: bool,
+}
+
+#[utoipa::path(post, path = "/api/v1/workspaces/{ws}/tasks", params(("ws" = String, Path)), request_body = CreateTask,
+    responses((status = 201, body = Task), (status = 422, body = kandev_core::api::ApiError)))]
+pub async fn create(
+    State(s): State<AppState>,
+    Path(ws): Path<String>,
+    ApiJson(req): ApiJson<CreateTask>,
+) -> HttpResult<(StatusCode, Json<Task>)> {
+    Ok((StatusCode::CREATED, Json(s.board.create(&ws, req).await?)))
+}
+
+#[utoipa::path(get, path = "/api/v1/workspaces/{ws}/tasks", params(("ws" = String, Path), ListParams),
+    responses((status = 200, body = [Task])))]
+pub async fn list(
+    State(s): State<AppState>,
+    Path(ws): Path<String>,
+    ApiQuery(p): ApiQuery<ListParams>,
+) -> HttpResult<Json<Vec<Task>>> {
+    Ok(Json(
+        s.board
+            .list(&ws, p.include_archived, p.include_runs)
+            .await?,
+    ))
+}
+
+#[utoipa::path(get, path = "/api/v1/tasks/{id}", params(("id" = String, Path)), responses((status = 200, body = Task)))]
+pub async fn show(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<Task>> {
+    Ok(Json(s.board.get(&id).await?))
+}
+
+#[utoipa::path(patch, path = "/api/v1/tasks/{id}", params(("id" = String, Path)), request_body = PatchTask,
+    responses((status = 200, body = Task), (status = 409, body = kandev_core::api::ApiError)))]
+pub async fn patch(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<PatchTask>,
+) -> HttpResult<Json<Task>> {
+    Ok(Json(s.board.patch(&id, req).await?))
+}
+
+#[utoipa::path(delete, path = "/api/v1/tasks/{id}", params(("id" = String, Path)), responses((status = 204)))]
+pub async fn delete(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<StatusCode> {
+    s.board.delete(&id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/archive", params(("id" = String, Path)), responses((status = 200, body = ArchiveResult)))]
+pub async fn archive(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> HttpResult<Json<ArchiveResult>> {
+    Ok(Json(s.board.archive(&id).await?))
+}
+
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/unarchive", params(("id" = String, Path)), responses((status = 200, body = Task)))]
+pub async fn unarchive(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> HttpResult<Json<Task>> {
+    Ok(Json(s.board.unarchive(&id).await?))
+}
+
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/comments", params(("id" = String, Path)), request_body = CreateComment,
+    responses((status = 201, body = Comment)))]
+pub async fn add_comment(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<CreateComment>,
+) -> HttpResult<(StatusCode, Json<Comment>)> {
+    Ok((
+        StatusCode::CREATED,
+        Json(s.board.add_comment(&id, &req.body, "user").await?),
+    ))
+}
+
+#[utoipa::path(get, path = "/api/v1/tasks/{id}/comments", params(("id" = String, Path)), responses((status = 200, body = [Comment])))]
+pub async fn comments(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> HttpResult<Json<Vec<Comment>>> {
+    Ok(Json(s.board.comments(&id).await?))
+}
+
+#[utoipa::path(get, path = "/api/v1/tasks/{id}/events", params(("id" = String, Path)), responses((status = 200, body = [TaskEvent])))]
+pub async fn events(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> HttpResult<Json<Vec<TaskEvent>>> {
+    Ok(Json(s.board.events(&id).await?))
+}
+
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/review", params(("id" = String, Path)), request_body = ReviewRequest,
+    responses((status = 200, body = Task), (status = 409, body = kandev_core::api::ApiError), (status = 422, body = kandev_core::api::ApiError)))]
+pub async fn review(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<ReviewRequest>,
+) -> HttpResult<Json<Task>> {
+    Ok(Json(s.board.request_review(&id, req).await?))
+}
+
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/approve", params(("id" = String, Path)), request_body = ApproveRequest,
+    responses((status = 200, body = ApproveResponse), (status = 409, body = kandev_core::api::ApiError)))]
+pub async fn approve(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    body: axum::body::Bytes,
+) -> HttpResult<Json<ApproveResponse>> {
+    let req: ApproveRequest = optional_json(&body)?;
+    Ok(Json(s.board.approve(&id, req).await?))
+}
+
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/reject", params(("id" = String, Path)), request_body = RejectRequest,
+    responses((status = 200, body = Task), (status = 409, body = kandev_core::api::ApiError)))]
+pub async fn reject(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<RejectRequest>,
+) -> HttpResult<Json<Task>> {
+    Ok(Json(s.board.reject(&id, req).await?))
+}

@@ -1,0 +1,22 @@
+//! The Kandev server: the imperative shell around `kandev-core`.
+//!
+//! `app` is the composition root; every other module is one component with a
+//! small public face. Decisions are calls into `kandev_core`.
+
+pub mod agent;
+pub mod app;
+pub mod automation;
+pub mod board;
+pub mod bus;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod error;
+pub mod http;
+pub mod live;
+pub mod metrics;
+pub mod orchestrator;
+pub mod signature;
+pub mod store;
+pub mod telemetry;
+pub mod tls;

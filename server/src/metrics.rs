@@ -1,0 +1,133 @@
+//! Prometheus metrics: requests, events evaluated, runs by status, and the
+//! GitHub rate-limit budget. Served at `/metrics`.
+
+use std::sync::{Arc, Mutex};
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+type Labels = Vec<(String, String)>;
+
+fn labels(pairs: &[(&str, &str)]) -> Labels {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[derive(Clone)]
+pub struct Metrics {
+    registry: Arc<Mutex<Registry>>,
+    http_requests: Family<Labels, Counter>,
+    http_duration: Family<Labels, Histogram>,
+    events_evaluated: Family<Labels, Counter>,
+    runs: Family<Labels, Counter>,
+    github_remaining: Family<Labels, Gauge>,
+    github_requests: Family<Labels, Counter>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("kandev");
+        let http_requests = Family::<Labels, Counter>::default();
+        let http_duration = Family::<Labels, Histogram>::new_with_constructor(|| {
+            Histogram::new(exponential_buckets(0.001, 2.0, 14))
+        });
+        let events_evaluated = Family::<Labels, Counter>::default();
+        let runs = Family::<Labels, Counter>::default();
+        let github_remaining = Family::<Labels, Gauge>::default();
+        let github_requests = Family::<Labels, Counter>::default();
+        registry.register(
+            "http_requests",
+            "HTTP requests served",
+            http_requests.clone(),
+        );
+        registry.register(
+            "http_request_duration_seconds",
+            "HTTP request latency",
+            http_duration.clone(),
+        );
+        registry.register(
+            "events_evaluated",
+            "Trigger evaluations by type and outcome",
+            events_evaluated.clone(),
+        );
+        registry.register("runs", "Run rows written, by status", runs.clone());
+        registry.register(
+            "github_rate_limit_remaining",
+            "GitHub rate-limit budget left, by bucket",
+            github_remaining.clone(),
+        );
+        registry.register(
+            "github_requests",
+            "GitHub API requests, by status",
+            github_requests.clone(),
+        );
+        Metrics {
+            registry: Arc::new(Mutex::new(registry)),
+            http_requests,
+            http_duration,
+            events_evaluated,
+            runs,
+            github_remaining,
+            github_requests,
+        }
+    }
+}
+
+impl Metrics {
+    pub fn http_request(&self, method: &str, route: &str, status: u16, seconds: f64) {
+        let status = status.to_string();
+        self.http_requests
+            .get_or_create(&labels(&[
+                ("method", method),
+                ("route", route),
+                ("status", &status),
+            ]))
+            .inc();
+        self.http_duration
+            .get_or_create(&labels(&[("method", method), ("route", route)]))
+            .observe(seconds);
+    }
+
+    pub fn evaluation(&self, trigger_type: &str, outcome: &str) {
+        self.events_evaluated
+            .get_or_create(&labels(&[
+                ("trigger_type", trigger_type),
+                ("outcome", outcome),
+            ]))
+            .inc();
+    }
+
+    pub fn run(&self, status: &str) {
+        self.runs
+            .get_or_create(&labels(&[("status", status)]))
+            .inc();
+    }
+
+    pub fn github_budget(&self, bucket: &str, remaining: i64) {
+        self.github_remaining
+            .get_or_create(&labels(&[("bucket", bucket)]))
+            .set(remaining);
+    }
+
+    pub fn github_request(&self, status: u16) {
+        self.github_requests
+            .get_or_create(&labels(&[("status", &status.to_string())]))
+            .inc();
+    }
+
+    /// The text exposition format.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let registry = self.registry.lock().unwrap_or_else(|p| p.into_inner());
+        if encode(&mut out, &registry).is_err() {
+            out.clear();
+        }
+        out
+    }
+}

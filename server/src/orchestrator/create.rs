@@ -1,0 +1,263 @@
+//! `create_automation_task`: reload, resolve prompt/title/repository, create the
+//! hidden run task, record its run row, then auto-start the agent.
+
+use kandev_core::TriggerType;
+use kandev_core::api::{
+    LIVE_RUN_UPDATED, META_AGENT_PROFILE_ID, META_AUTOMATION_ID, META_AUTOMATION_NAME,
+    META_EXECUTOR_PROFILE_ID, META_TARGET_TASK_ID, META_TRIGGER_ID, META_TRIGGER_TYPE, Origin,
+    Repository,
+};
+use kandev_core::board::{PrRef, TaskStatus};
+use kandev_core::events::AutomationTriggered;
+use kandev_core::firing::{
+    FAIL_AUTOMATION_NOT_FOUND, FAIL_NO_REPOSITORY, RunRow, resolve_prompt, resolve_title,
+    row_dedup_key,
+};
+use kandev_core::run_status::RunStatus;
+use serde_json::{Map, Value, json};
+
+use super::{Orchestrator, RunStart};
+use crate::store::{NewRun, NewTask, StoreError};
+
+impl Orchestrator {
+    pub(crate) async fn create_automation_task(&self, ev: AutomationTriggered) {
+        let automation = match self.store.get_automation(&ev.automation_id).await {
+            Ok(a) => a,
+            Err(error) => {
+                if !matches!(error, StoreError::NotFound) {
+                    tracing::warn!(automation_id = %ev.automation_id, %error, "could not load the automation");
+                }
+                self.record_failed_run(&ev, FAIL_AUTOMATION_NOT_FOUND).await;
+                return;
+            }
+        };
+        if !automation.enabled {
+            tracing::debug!(automation_id = %automation.id, "automation disabled before its task was created; nothing written");
+            return;
+        }
+        let now = self.clock.now();
+        let prompt = resolve_prompt(
+            &automation.prompt,
+            &automation.name,
+            &ev.trigger_type,
+            &ev.trigger_data,
+            now,
+        );
+        let title = resolve_title(
+            &automation.task_title_template,
+            &automation.name,
+            &ev.trigger_type,
+            &ev.trigger_data,
+            now,
+        );
+        let repository = match self
+            .resolve_repository(&automation.workspace_id, &automation.repository_ids, &ev)
+            .await
+        {
+            Some(r) => r,
+            None => {
+                self.record_failed_run(&ev, FAIL_NO_REPOSITORY).await;
+                return;
+            }
+        };
+        let mut metadata = Map::new();
+        metadata.insert(META_AUTOMATION_ID.into(), json!(automation.id));
+        metadata.insert(META_AUTOMATION_NAME.into(), json!(automation.name));
+        metadata.insert(META_TRIGGER_ID.into(), json!(ev.trigger_id));
+        metadata.insert(META_TRIGGER_TYPE.into(), json!(ev.trigger_type));
+        metadata.insert(
+            META_AGENT_PROFILE_ID.into(),
+            json!(automation.agent_profile_id),
+        );
+        metadata.insert(
+            META_EXECUTOR_PROFILE_ID.into(),
+            json!(automation.executor_profile_id),
+        );
+        if ev.trigger_type == TriggerType::GithubPrMerged.as_str() {
+            // The validated event target: the only task this run may archive.
+            let target = ev
+                .trigger_data
+                .get("task_id")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            metadata.insert(META_TARGET_TASK_ID.into(), json!(target));
+        }
+        let new_task = NewTask {
+            workspace_id: automation.workspace_id.clone(),
+            title,
+            description: prompt.clone(),
+            status: TaskStatus::Running,
+            origin: Origin::AutomationRun,
+            repository_id: Some(repository.id.clone()),
+            base_branch: repository.default_branch.clone(),
+            metadata: Value::Object(metadata),
+        };
+        let task = match self.store.create_task(&new_task, now).await {
+            Ok(t) => t,
+            Err(error) => {
+                self.record_failed_run(&ev, &error.to_string()).await;
+                return;
+            }
+        };
+        if !self.record_success_run(&ev, &task.id).await {
+            self.delete_abandoned_task(&ev, &task.id).await;
+            return;
+        }
+        if ev.trigger_type == TriggerType::GithubPr.as_str() {
+            self.associate_pr(&task, &ev.trigger_data).await;
+        }
+        let Some(runtime) = self.runtime() else {
+            self.mark_run_failed_by_task_id(&task.id, "no agent runtime is configured")
+                .await;
+            return;
+        };
+        let start = RunStart {
+            task: task.clone(),
+            prompt,
+            agent_profile_id: automation.agent_profile_id.clone(),
+            executor_profile_id: automation.executor_profile_id.clone(),
+            repository: Some(repository),
+            automation_id: automation.id.clone(),
+        };
+        if let Err(error) = runtime.start_run(start).await {
+            tracing::warn!(task_id = %task.id, %error, "auto-start failed");
+            self.mark_run_failed_by_task_id(&task.id, &error).await;
+        }
+    }
+
+    /// The run's repository: `github_pr` takes the PR's; every other type uses
+    /// the automation's `repository_ids` (skipping unloadable ones), else the
+    /// workspace's first repository — never the merged PR's repository.
+    async fn resolve_repository(
+        &self,
+        workspace_id: &str,
+        ids: &[String],
+        ev: &AutomationTriggered,
+    ) -> Option<Repository> {
+        if ev.trigger_type == TriggerType::GithubPr.as_str() {
+            let full = ev
+                .trigger_data
+                .get("repo")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let (owner, name) = full.split_once('/')?;
+            let repos = self.store.list_repositories(workspace_id).await.ok()?;
+            let mut repo = repos.into_iter().find(|r| {
+                r.owner.eq_ignore_ascii_case(owner) && r.name.eq_ignore_ascii_case(name)
+            })?;
+            if let Some(base) = ev
+                .trigger_data
+                .get("base_branch")
+                .and_then(Value::as_str)
+                .filter(|b| !b.is_empty())
+            {
+                repo.default_branch = base.to_string();
+            }
+            return Some(repo);
+        }
+        for id in ids {
+            match self.store.get_repository(id).await {
+                Ok(r) => return Some(with_default_branch(r)),
+                Err(error) => {
+                    tracing::warn!(repository_id = %id, %error, "skipping an unloadable repository")
+                }
+            }
+        }
+        let first = self
+            .store
+            .list_repositories(workspace_id)
+            .await
+            .ok()?
+            .into_iter()
+            .next()?;
+        Some(with_default_branch(first))
+    }
+
+    /// `task_created` with the event's key: this row is what consumes it.
+    async fn record_success_run(&self, ev: &AutomationTriggered, task_id: &str) -> bool {
+        let row = NewRun {
+            automation_id: ev.automation_id.clone(),
+            trigger_id: ev.trigger_id.clone(),
+            trigger_type: ev.trigger_type.clone(),
+            task_id: task_id.to_string(),
+            status: RunStatus::TaskCreated,
+            dedup_key: row_dedup_key(&ev.trigger_type, &ev.dedup_key, RunRow::TaskCreated),
+            trigger_data: ev.trigger_data.clone(),
+            error_message: String::new(),
+        };
+        match self.store.insert_run(&row, self.clock.now()).await {
+            Ok(run_id) => {
+                self.metrics.run(RunStatus::TaskCreated.as_str());
+                self.notify_run(&ev.automation_id, &run_id).await;
+                true
+            }
+            Err(error) => {
+                tracing::error!(automation_id = %ev.automation_id, task_id, %error, "could not record the run; removing its task");
+                false
+            }
+        }
+    }
+
+    /// A failure before any task existed. For `github_pr_merged` the row
+    /// carries no key, so the firing stays retriable.
+    async fn record_failed_run(&self, ev: &AutomationTriggered, error: &str) {
+        let row = NewRun {
+            automation_id: ev.automation_id.clone(),
+            trigger_id: ev.trigger_id.clone(),
+            trigger_type: ev.trigger_type.clone(),
+            task_id: String::new(),
+            status: RunStatus::Failed,
+            dedup_key: row_dedup_key(&ev.trigger_type, &ev.dedup_key, RunRow::PreTaskFailed),
+            trigger_data: ev.trigger_data.clone(),
+            error_message: error.to_string(),
+        };
+        match self.store.insert_run(&row, self.clock.now()).await {
+            Ok(run_id) => {
+                self.metrics.run(RunStatus::Failed.as_str());
+                self.notify_run(&ev.automation_id, &run_id).await;
+            }
+            Err(e) => {
+                tracing::error!(automation_id = %ev.automation_id, error = %e, "could not record a failed run")
+            }
+        }
+    }
+
+    /// The run row could not be written: remove the task so nothing survives
+    /// and no agent starts. No row means the key was never consumed.
+    async fn delete_abandoned_task(&self, ev: &AutomationTriggered, task_id: &str) {
+        if let Err(error) = self.store.delete_task(task_id).await {
+            tracing::error!(automation_id = %ev.automation_id, task_id, %error, "could not delete the abandoned run task");
+        }
+    }
+
+    /// Links the PR of a `github_pr` firing to its run task (never for any
+    /// other type: that is the merged trigger's loop guard).
+    async fn associate_pr(&self, task: &kandev_core::api::Task, data: &Value) {
+        let linker = self
+            .linker
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let (Some(linker), Some(url)) = (linker, data.get("html_url").and_then(Value::as_str))
+        else {
+            return;
+        };
+        let Some(pr) = PrRef::parse(url) else { return };
+        if let Err(error) = linker.link(task, &pr).await {
+            tracing::warn!(task_id = %task.id, %error, "could not link the PR to its run task");
+        }
+    }
+
+    pub(super) async fn notify_run(&self, automation_id: &str, run_id: &str) {
+        if let Ok(a) = self.store.automation_brief(automation_id).await {
+            self.live.notify(&a.workspace_id, LIVE_RUN_UPDATED, run_id);
+        }
+    }
+}
+
+fn with_default_branch(mut r: Repository) -> Repository {
+    if r.default_branch.is_empty() {
+        r.default_branch = "main".into();
+    }
+    r
+}

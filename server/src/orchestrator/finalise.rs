@@ -1,0 +1,107 @@
+//! Turn finalisation: the run's status is the outcome of the agent's turn,
+//! never of what the agent did with its tools.
+
+use kandev_core::api::Origin;
+use kandev_core::run_status::{RetentionCandidate, RunStatus, worktrees_to_reclaim};
+
+use super::Orchestrator;
+
+/// How an agent turn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnOutcome {
+    /// The prompt returned cleanly (`end_turn`, or any reason but error/cancel).
+    Succeeded,
+    Cancelled(String),
+    Failed(String),
+}
+
+impl Orchestrator {
+    /// Called by the agent runtime when a turn of a task's session ends.
+    pub async fn finish_turn(&self, task_id: &str, outcome: TurnOutcome) {
+        let Ok(task) = self.store.get_task(task_id).await else {
+            return;
+        };
+        if task.origin != Origin::AutomationRun {
+            return;
+        }
+        match outcome {
+            TurnOutcome::Succeeded => self.mark_run(task_id, RunStatus::Succeeded, "").await,
+            TurnOutcome::Cancelled(m) => {
+                let m = if m.is_empty() {
+                    "cancelled".to_string()
+                } else {
+                    m
+                };
+                self.mark_run(task_id, RunStatus::Failed, &m).await
+            }
+            TurnOutcome::Failed(m) => {
+                let m = if m.is_empty() {
+                    "agent failed".to_string()
+                } else {
+                    m
+                };
+                self.mark_run(task_id, RunStatus::Failed, &m).await
+            }
+        }
+    }
+
+    /// `MarkRunFailedByTaskID`: flips the task's newest `task_created` row to
+    /// `failed`. The row keeps its dedup key, so the firing is not retried.
+    pub async fn mark_run_failed_by_task_id(&self, task_id: &str, error: &str) {
+        self.mark_run(task_id, RunStatus::Failed, error).await;
+    }
+
+    async fn mark_run(&self, task_id: &str, status: RunStatus, error: &str) {
+        match self
+            .store
+            .mark_run_terminal_by_task(task_id, status, error)
+            .await
+        {
+            Ok(Some(automation_id)) => {
+                self.metrics.run(status.as_str());
+                if let Ok(Some(run)) = self.store.run_for_task(task_id).await {
+                    self.notify_run(&automation_id, &run.id).await;
+                }
+                self.apply_retention(&automation_id).await;
+            }
+            Ok(None) => {}
+            Err(e) => tracing::error!(task_id, error = %e, "could not finalise the run"),
+        }
+    }
+
+    /// Keeps the worktrees of the ten newest terminal runs; older ones go.
+    async fn apply_retention(&self, automation_id: &str) {
+        let Some(runtime) = self.runtime() else {
+            return;
+        };
+        let Ok(runs) = self.store.list_run_records(automation_id).await else {
+            return;
+        };
+        let mut candidates = Vec::with_capacity(runs.len());
+        for r in &runs {
+            if r.task_id.is_empty() {
+                continue;
+            }
+            let sessions = self
+                .store
+                .list_sessions(&r.task_id)
+                .await
+                .unwrap_or_default();
+            let in_use = sessions
+                .iter()
+                .any(|s| s.state == "STARTING" || s.state == "RUNNING");
+            // The runtime knows whether a checkout is left; reclaiming none is a no-op.
+            candidates.push(RetentionCandidate {
+                run_id: r.task_id.clone(),
+                terminal: r.status.is_terminal(),
+                has_worktree: !sessions.is_empty(),
+                in_use,
+            });
+        }
+        for task_id in worktrees_to_reclaim(&candidates) {
+            if let Err(e) = runtime.reclaim_worktree(&task_id).await {
+                tracing::warn!(task_id, error = %e, "could not reclaim a run worktree");
+            }
+        }
+    }
+}

@@ -1,0 +1,443 @@
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use kandev_core::TriggerType;
+use kandev_core::api::{Automation, Trigger};
+use serde_json::Value;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, AssertSqlSafe};
+
+use super::rows::{RowExt, flag};
+use super::{Store, StoreError, StoreResult, new_id, time_to_text};
+
+pub type AutomationRecord = Automation;
+pub type TriggerRecord = Trigger;
+
+/// An automation to create, with its triggers and repository selection.
+#[derive(Debug, Clone)]
+pub struct NewAutomation {
+    pub workspace_id: String,
+    pub name: String,
+    pub description: String,
+    pub prompt: String,
+    pub task_title_template: String,
+    pub agent_profile_id: String,
+    pub executor_profile_id: String,
+    pub repository_ids: Vec<String>,
+    pub enabled: bool,
+    pub max_concurrent_runs: i64,
+    pub webhook_secret: String,
+    pub triggers: Vec<(TriggerType, Value, bool)>,
+}
+
+/// An enabled trigger of an enabled automation, as a detector lists it.
+#[derive(Debug, Clone)]
+pub struct TriggerWithAutomation {
+    pub trigger_id: String,
+    pub trigger_type: TriggerType,
+    /// The stored config text, parsed per evaluation (invalid skips the trigger).
+    pub config_raw: String,
+    pub automation_id: String,
+    pub automation_workspace_id: String,
+    pub created_at: DateTime<Utc>,
+    pub last_evaluated_at: Option<DateTime<Utc>>,
+}
+
+const AUTOMATION_COLUMNS: &str = "id, workspace_id, name, description, prompt, task_title_template, agent_profile_id, \
+    executor_profile_id, enabled, max_concurrent_runs, last_triggered_at, created_at, updated_at";
+const TRIGGER_COLUMNS: &str =
+    "id, automation_id, type, config, enabled, last_evaluated_at, created_at, updated_at";
+
+fn trigger(row: &AnyRow) -> StoreResult<Trigger> {
+    let ty = row.text("type")?;
+    let raw = row.text("config")?;
+    Ok(Trigger {
+        id: row.text("id")?,
+        automation_id: row.text("automation_id")?,
+        trigger_type: TriggerType::parse(&ty)
+            .ok_or_else(|| StoreError::Corrupt(format!("trigger type {ty}")))?,
+        // stored raw: text that is not JSON is shown as a string rather than lost
+        config: serde_json::from_str(&raw).unwrap_or(Value::String(raw)),
+        enabled: row.flag("enabled")?,
+        last_evaluated_at: row.opt_time("last_evaluated_at")?,
+        created_at: row.time("created_at")?,
+        updated_at: row.time("updated_at")?,
+    })
+}
+
+fn automation(
+    row: &AnyRow,
+    triggers: Vec<Trigger>,
+    repository_ids: Vec<String>,
+) -> StoreResult<Automation> {
+    Ok(Automation {
+        id: row.text("id")?,
+        workspace_id: row.text("workspace_id")?,
+        name: row.text("name")?,
+        description: row.text("description")?,
+        prompt: row.text("prompt")?,
+        task_title_template: row.text("task_title_template")?,
+        agent_profile_id: row.text("agent_profile_id")?,
+        executor_profile_id: row.text("executor_profile_id")?,
+        repository_ids,
+        enabled: row.flag("enabled")?,
+        max_concurrent_runs: row.int("max_concurrent_runs")?,
+        last_triggered_at: row.opt_time("last_triggered_at")?,
+        created_at: row.time("created_at")?,
+        updated_at: row.time("updated_at")?,
+        triggers,
+    })
+}
+
+async fn insert_trigger(
+    conn: &mut AnyConnection,
+    automation_id: &str,
+    ty: TriggerType,
+    config: &Value,
+    enabled: bool,
+    now: DateTime<Utc>,
+) -> StoreResult<String> {
+    let id = new_id();
+    sqlx::query(
+        "INSERT INTO automation_triggers (id, automation_id, type, config, enabled, last_evaluated_at, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, NULL, $6, $6)",
+    )
+    .bind(&id)
+    .bind(automation_id)
+    .bind(ty.as_str())
+    .bind(config.to_string())
+    .bind(flag(enabled))
+    .bind(time_to_text(now))
+    .execute(&mut *conn)
+    .await?;
+    Ok(id)
+}
+
+async fn replace_repositories(
+    conn: &mut AnyConnection,
+    automation_id: &str,
+    ids: &[String],
+    now: DateTime<Utc>,
+) -> StoreResult<()> {
+    sqlx::query("DELETE FROM automation_repositories WHERE automation_id = $1")
+        .bind(automation_id)
+        .execute(&mut *conn)
+        .await?;
+    for (position, repository_id) in ids.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO automation_repositories (id, automation_id, repository_id, position, created_at) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(new_id())
+        .bind(automation_id)
+        .bind(repository_id)
+        .bind(position as i64)
+        .bind(time_to_text(now))
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+impl Store {
+    /// Creates the automation, its triggers and its repository selection in
+    /// one transaction: either all of it exists afterwards or none of it.
+    pub async fn create_automation(
+        &self,
+        a: &NewAutomation,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Automation> {
+        let id = new_id();
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            "INSERT INTO automations (id, workspace_id, name, description, prompt, task_title_template, agent_profile_id, \
+             executor_profile_id, enabled, max_concurrent_runs, webhook_secret, last_triggered_at, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULL, $12, $12)",
+        )
+        .bind(&id)
+        .bind(&a.workspace_id)
+        .bind(&a.name)
+        .bind(&a.description)
+        .bind(&a.prompt)
+        .bind(&a.task_title_template)
+        .bind(&a.agent_profile_id)
+        .bind(&a.executor_profile_id)
+        .bind(flag(a.enabled))
+        .bind(a.max_concurrent_runs)
+        .bind(&a.webhook_secret)
+        .bind(time_to_text(now))
+        .execute(&mut *tx)
+        .await?;
+        for (ty, config, enabled) in &a.triggers {
+            insert_trigger(&mut tx, &id, *ty, config, *enabled, now).await?;
+        }
+        replace_repositories(&mut tx, &id, &a.repository_ids, now).await?;
+        tx.commit().await?;
+        self.get_automation(&id).await
+    }
+
+    pub async fn get_automation(&self, id: &str) -> StoreResult<Automation> {
+        let row = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {AUTOMATION_COLUMNS} FROM automations WHERE id = $1"
+        )))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        let triggers = self.list_triggers(id).await?;
+        let repos = self.automation_repository_ids(id).await?;
+        automation(&row, triggers, repos)
+    }
+
+    /// A workspace's automations, newest first, with triggers and repositories.
+    pub async fn list_automations(&self, workspace_id: &str) -> StoreResult<Vec<Automation>> {
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {AUTOMATION_COLUMNS} FROM automations WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC"
+        )))
+        .bind(workspace_id)
+        .fetch_all(&self.pool)
+        .await?;
+        let trigger_rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {TRIGGER_COLUMNS} FROM automation_triggers WHERE automation_id IN \
+             (SELECT id FROM automations WHERE workspace_id = $1) ORDER BY created_at, id"
+        )))
+        .bind(workspace_id)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut triggers: HashMap<String, Vec<Trigger>> = HashMap::new();
+        for r in &trigger_rows {
+            let t = trigger(r)?;
+            triggers.entry(t.automation_id.clone()).or_default().push(t);
+        }
+        let repo_rows = sqlx::query(
+            "SELECT automation_id, repository_id FROM automation_repositories WHERE automation_id IN \
+             (SELECT id FROM automations WHERE workspace_id = $1) ORDER BY position",
+        )
+        .bind(workspace_id)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut repos: HashMap<String, Vec<String>> = HashMap::new();
+        for r in &repo_rows {
+            repos
+                .entry(r.text("automation_id")?)
+                .or_default()
+                .push(r.text("repository_id")?);
+        }
+        rows.iter()
+            .map(|r| {
+                let id = r.text("id")?;
+                automation(
+                    r,
+                    triggers.remove(&id).unwrap_or_default(),
+                    repos.remove(&id).unwrap_or_default(),
+                )
+            })
+            .collect()
+    }
+
+    /// Writes every editable field; `repository_ids` is replaced when given.
+    pub async fn update_automation(
+        &self,
+        a: &Automation,
+        replace_repos: bool,
+        now: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        let done = sqlx::query(
+            "UPDATE automations SET name = $2, description = $3, prompt = $4, task_title_template = $5, agent_profile_id = $6, \
+             executor_profile_id = $7, enabled = $8, max_concurrent_runs = $9, updated_at = $10 WHERE id = $1",
+        )
+        .bind(&a.id)
+        .bind(&a.name)
+        .bind(&a.description)
+        .bind(&a.prompt)
+        .bind(&a.task_title_template)
+        .bind(&a.agent_profile_id)
+        .bind(&a.executor_profile_id)
+        .bind(flag(a.enabled))
+        .bind(a.max_concurrent_runs)
+        .bind(time_to_text(now))
+        .execute(&mut *tx)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        if replace_repos {
+            replace_repositories(&mut tx, &a.id, &a.repository_ids, now).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn delete_automation(&self, id: &str) -> StoreResult<bool> {
+        let done = sqlx::query("DELETE FROM automations WHERE id = $1")
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub async fn webhook_secret(&self, id: &str) -> StoreResult<String> {
+        let row = sqlx::query("SELECT webhook_secret FROM automations WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        row.text("webhook_secret")
+    }
+
+    /// Moves only when a firing is published.
+    pub async fn set_last_triggered_at(&self, id: &str, now: DateTime<Utc>) -> StoreResult<()> {
+        sqlx::query("UPDATE automations SET last_triggered_at = $2 WHERE id = $1")
+            .bind(id)
+            .bind(time_to_text(now))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The scheduler's anchor; moves on a fire and on a cap-skip.
+    pub async fn set_trigger_last_evaluated_at(
+        &self,
+        trigger_id: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        sqlx::query("UPDATE automation_triggers SET last_evaluated_at = $2 WHERE id = $1")
+            .bind(trigger_id)
+            .bind(time_to_text(now))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn automation_repository_ids(&self, automation_id: &str) -> StoreResult<Vec<String>> {
+        let rows = sqlx::query("SELECT repository_id FROM automation_repositories WHERE automation_id = $1 ORDER BY position")
+            .bind(automation_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|r| r.text("repository_id")).collect()
+    }
+
+    /// An automation's triggers in creation order.
+    pub async fn list_triggers(&self, automation_id: &str) -> StoreResult<Vec<Trigger>> {
+        sqlx::query(AssertSqlSafe(format!(
+            "SELECT {TRIGGER_COLUMNS} FROM automation_triggers WHERE automation_id = $1 ORDER BY created_at, id"
+        )))
+        .bind(automation_id)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(trigger)
+        .collect()
+    }
+
+    pub async fn add_trigger(
+        &self,
+        automation_id: &str,
+        ty: TriggerType,
+        config: &Value,
+        enabled: bool,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Trigger> {
+        let mut conn = self.pool.acquire().await?;
+        let id = insert_trigger(&mut conn, automation_id, ty, config, enabled, now).await?;
+        drop(conn);
+        self.get_trigger(&id).await
+    }
+
+    pub async fn get_trigger(&self, id: &str) -> StoreResult<Trigger> {
+        let row = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {TRIGGER_COLUMNS} FROM automation_triggers WHERE id = $1"
+        )))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        trigger(&row)
+    }
+
+    pub async fn update_trigger(
+        &self,
+        id: &str,
+        config: &Value,
+        enabled: bool,
+        now: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        let done = sqlx::query("UPDATE automation_triggers SET config = $2, enabled = $3, updated_at = $4 WHERE id = $1")
+            .bind(id)
+            .bind(config.to_string())
+            .bind(flag(enabled))
+            .bind(time_to_text(now))
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            Err(StoreError::NotFound)
+        } else {
+            Ok(())
+        }
+    }
+
+    pub async fn delete_trigger(&self, id: &str) -> StoreResult<bool> {
+        let done = sqlx::query("DELETE FROM automation_triggers WHERE id = $1")
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Enabled triggers of a type whose automation is enabled, in
+    /// `(created_at ASC, id ASC)` order — one total order for every caller.
+    pub async fn list_enabled_triggers_by_type(
+        &self,
+        ty: TriggerType,
+    ) -> StoreResult<Vec<TriggerWithAutomation>> {
+        let rows = sqlx::query(
+            "SELECT t.id, t.type, t.config, t.created_at, t.last_evaluated_at, a.id AS automation_id, a.workspace_id \
+             FROM automation_triggers t JOIN automations a ON a.id = t.automation_id \
+             WHERE t.type = $1 AND t.enabled = 1 AND a.enabled = 1 \
+             ORDER BY t.created_at ASC, t.id ASC",
+        )
+        .bind(ty.as_str())
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(TriggerWithAutomation {
+                    trigger_id: r.text("id")?,
+                    trigger_type: ty,
+                    config_raw: r.text("config")?,
+                    automation_id: r.text("automation_id")?,
+                    automation_workspace_id: r.text("workspace_id")?,
+                    created_at: r.time("created_at")?,
+                    last_evaluated_at: r.opt_time("last_evaluated_at")?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// What the firing path needs to know about an automation.
+#[derive(Debug, Clone)]
+pub struct AutomationBrief {
+    pub id: String,
+    pub workspace_id: String,
+    pub name: String,
+    pub enabled: bool,
+    pub max_concurrent_runs: i64,
+}
+
+impl Store {
+    pub async fn automation_brief(&self, id: &str) -> StoreResult<AutomationBrief> {
+        let row = sqlx::query("SELECT id, workspace_id, name, enabled, max_concurrent_runs FROM automations WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        Ok(AutomationBrief {
+            id: row.text("id")?,
+            workspace_id: row.text("workspace_id")?,
+            name: row.text("name")?,
+            enabled: row.flag("enabled")?,
+            max_concurrent_runs: row.int("max_concurrent_runs")?,
+        })
+    }
+}

@@ -1,0 +1,173 @@
+use chrono::{DateTime, Utc};
+use kandev_core::api::{GithubWorkspaceSettings, RepoScopeMode};
+use sqlx::any::AnyRow;
+
+use super::rows::{RowExt, flag};
+use super::{Store, StoreError, StoreResult, opt_time_to_text, time_to_text};
+
+/// How the merger merges in a workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkspaceMergeSettings {
+    /// `squash`, `merge` or `rebase`.
+    pub merge_method: String,
+    pub delete_branch: bool,
+}
+
+impl Default for WorkspaceMergeSettings {
+    fn default() -> Self {
+        WorkspaceMergeSettings {
+            merge_method: "squash".into(),
+            delete_branch: true,
+        }
+    }
+}
+
+/// A merger job that has not finished: what survives a restart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MergerJob {
+    pub task_id: String,
+    pub owner: String,
+    pub repo: String,
+    pub pr_number: i64,
+    pub state: String,
+    pub timeout_minutes: i64,
+    pub wait_started_at: Option<DateTime<Utc>>,
+    pub updated_branch: bool,
+}
+
+fn job(row: &AnyRow) -> StoreResult<MergerJob> {
+    Ok(MergerJob {
+        task_id: row.text("task_id")?,
+        owner: row.text("owner")?,
+        repo: row.text("repo")?,
+        pr_number: row.int("pr_number")?,
+        state: row.text("state")?,
+        timeout_minutes: row.int("timeout_minutes")?,
+        wait_started_at: row.opt_time("wait_started_at")?,
+        updated_branch: row.flag("updated_branch")?,
+    })
+}
+
+fn scope_mode(s: &str) -> RepoScopeMode {
+    match s {
+        "orgs" => RepoScopeMode::Orgs,
+        "repos" => RepoScopeMode::Repos,
+        _ => RepoScopeMode::All,
+    }
+}
+
+fn scope_mode_name(m: RepoScopeMode) -> &'static str {
+    match m {
+        RepoScopeMode::All => "all",
+        RepoScopeMode::Orgs => "orgs",
+        RepoScopeMode::Repos => "repos",
+    }
+}
+
+impl Store {
+    /// Claims a GitHub delivery id; `false` when it was seen before.
+    pub async fn claim_delivery(
+        &self,
+        id: &str,
+        event: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let done = sqlx::query("INSERT INTO github_deliveries (id, event, received_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING")
+            .bind(id)
+            .bind(event)
+            .bind(time_to_text(now))
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub async fn github_settings(
+        &self,
+        workspace_id: &str,
+    ) -> StoreResult<(GithubWorkspaceSettings, WorkspaceMergeSettings)> {
+        let row = sqlx::query(
+            "SELECT repo_scope_mode, repo_scope_orgs, repo_scope_repos, merge_method, delete_branch FROM github_workspace_settings WHERE workspace_id = $1",
+        )
+        .bind(workspace_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else {
+            return Ok(Default::default());
+        };
+        let scope = GithubWorkspaceSettings {
+            repo_scope_mode: scope_mode(&row.text("repo_scope_mode")?),
+            repo_scope_orgs: serde_json::from_value(row.json("repo_scope_orgs")?)
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            repo_scope_repos: serde_json::from_value(row.json("repo_scope_repos")?)
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        };
+        let merge = WorkspaceMergeSettings {
+            merge_method: row.text("merge_method")?,
+            delete_branch: row.flag("delete_branch")?,
+        };
+        Ok((scope, merge))
+    }
+
+    pub async fn put_github_settings(
+        &self,
+        workspace_id: &str,
+        scope: &GithubWorkspaceSettings,
+        merge: &WorkspaceMergeSettings,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO github_workspace_settings (workspace_id, repo_scope_mode, repo_scope_orgs, repo_scope_repos, merge_method, delete_branch) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (workspace_id) DO UPDATE SET repo_scope_mode = excluded.repo_scope_mode, \
+             repo_scope_orgs = excluded.repo_scope_orgs, repo_scope_repos = excluded.repo_scope_repos, merge_method = excluded.merge_method, \
+             delete_branch = excluded.delete_branch",
+        )
+        .bind(workspace_id)
+        .bind(scope_mode_name(scope.repo_scope_mode))
+        .bind(serde_json::to_string(&scope.repo_scope_orgs).unwrap_or_else(|_| "[]".into()))
+        .bind(serde_json::to_string(&scope.repo_scope_repos).unwrap_or_else(|_| "[]".into()))
+        .bind(&merge.merge_method)
+        .bind(flag(merge.delete_branch))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn upsert_merger_job(&self, j: &MergerJob, now: DateTime<Utc>) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO merger_jobs (task_id, owner, repo, pr_number, state, timeout_minutes, wait_started_at, updated_branch, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) ON CONFLICT (task_id) DO UPDATE SET owner = excluded.owner, repo = excluded.repo, \
+             pr_number = excluded.pr_number, state = excluded.state, timeout_minutes = excluded.timeout_minutes, \
+             wait_started_at = excluded.wait_started_at, updated_branch = excluded.updated_branch, updated_at = excluded.updated_at",
+        )
+        .bind(&j.task_id)
+        .bind(&j.owner)
+        .bind(&j.repo)
+        .bind(j.pr_number)
+        .bind(&j.state)
+        .bind(j.timeout_minutes)
+        .bind(opt_time_to_text(j.wait_started_at))
+        .bind(flag(j.updated_branch))
+        .bind(time_to_text(now))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn delete_merger_job(&self, task_id: &str) -> StoreResult<()> {
+        sqlx::query("DELETE FROM merger_jobs WHERE task_id = $1")
+            .bind(task_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn list_merger_jobs(&self) -> StoreResult<Vec<MergerJob>> {
+        sqlx::query(
+            "SELECT task_id, owner, repo, pr_number, state, timeout_minutes, wait_started_at, updated_branch FROM merger_jobs ORDER BY created_at",
+        )
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(job)
+        .collect()
+    }
+}

@@ -1,0 +1,157 @@
+//! Storage: one set of portable SQL over sqlx's `Any` driver, so the embedded
+//! SQLite file and PostgreSQL run the same queries and the same migrations.
+//!
+//! Times are stored as fixed-width RFC 3339 UTC text (they sort as strings) and
+//! booleans as 0/1, because `Any` carries only integers, floats, text and blobs.
+
+pub mod agents;
+mod automations;
+mod evaluations;
+mod github_state;
+mod repositories;
+mod rows;
+mod runs;
+mod task_prs;
+mod tasks;
+mod workspaces;
+
+pub use agents::SessionRecord;
+pub use automations::{
+    AutomationBrief, AutomationRecord, NewAutomation, TriggerRecord, TriggerWithAutomation,
+};
+pub use evaluations::EvaluationRecord;
+pub use github_state::{MergerJob, WorkspaceMergeSettings};
+pub use runs::{NewRun, RunRecord, RunView};
+pub use task_prs::TaskPrListing;
+pub use tasks::{EventRecord, NewTask, TaskRecord};
+
+use std::borrow::Cow;
+use std::str::FromStr;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::{AnyPool, Executor, SqlSafeStr};
+
+/// What went wrong in the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("not found")]
+    NotFound,
+    #[error("conflict: {0}")]
+    Conflict(String),
+    #[error("database error: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("migration error: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Which database the store talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The store: a connection pool plus the queries, grouped by table in the
+/// sibling modules.
+#[derive(Clone)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+}
+
+const MIGRATIONS: &[(i64, &str, &str)] =
+    &[(1, "init", include_str!("../../migrations/0001_init.sql"))];
+
+fn migrator() -> Migrator {
+    Migrator::with_migrations(
+        MIGRATIONS
+            .iter()
+            .map(|(version, name, sql)| {
+                Migration::new(
+                    *version,
+                    Cow::Borrowed(*name),
+                    MigrationType::Simple,
+                    sql.into_sql_str(),
+                    false,
+                )
+            })
+            .collect(),
+    )
+}
+
+impl Store {
+    /// Connects to `sqlite://PATH` (created if missing, WAL) or `postgres://…`
+    /// and applies migrations.
+    pub async fn connect(url: &str) -> StoreResult<Store> {
+        sqlx::any::install_default_drivers();
+        let backend = if url.starts_with("postgres") {
+            Backend::Postgres
+        } else {
+            Backend::Sqlite
+        };
+        let url = match backend {
+            Backend::Sqlite if !url.contains("mode=") => {
+                let sep = if url.contains('?') { '&' } else { '?' };
+                format!("{url}{sep}mode=rwc")
+            }
+            _ => url.to_string(),
+        };
+        let options = AnyConnectOptions::from_str(&url)?;
+        let pool = AnyPoolOptions::new()
+            .max_connections(if backend == Backend::Sqlite { 8 } else { 16 })
+            .acquire_timeout(Duration::from_secs(30))
+            .after_connect(move |conn, _meta| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        conn.execute("PRAGMA journal_mode=WAL").await?;
+                        conn.execute("PRAGMA busy_timeout=10000").await?;
+                        conn.execute("PRAGMA foreign_keys=ON").await?;
+                        conn.execute("PRAGMA synchronous=NORMAL").await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await?;
+        migrator().run(&pool).await?;
+        Ok(Store { pool, backend })
+    }
+
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// Fixed-width UTC text: microsecond precision, `Z` suffix.
+pub fn time_to_text(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+}
+
+pub fn text_to_time(s: &str) -> StoreResult<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| StoreError::Corrupt(format!("bad time {s:?}: {e}")))
+}
+
+pub fn opt_time_to_text(t: Option<DateTime<Utc>>) -> Option<String> {
+    t.map(time_to_text)
+}
+
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}

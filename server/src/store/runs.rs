@@ -1,0 +1,288 @@
+use chrono::{DateTime, Utc};
+use kandev_core::api::Run;
+use kandev_core::run_status::{RunStatus, RunTaskFacts, derive_status, summary_excerpt};
+use serde_json::Value;
+use sqlx::AssertSqlSafe;
+use sqlx::any::AnyRow;
+
+use super::rows::RowExt;
+use super::{Store, StoreError, StoreResult, new_id, time_to_text};
+
+/// A run row to write.
+#[derive(Debug, Clone)]
+pub struct NewRun {
+    pub automation_id: String,
+    pub trigger_id: String,
+    pub trigger_type: String,
+    pub task_id: String,
+    pub status: RunStatus,
+    pub dedup_key: String,
+    pub trigger_data: Value,
+    pub error_message: String,
+}
+
+/// A stored run row, before read-time derivation.
+#[derive(Debug, Clone)]
+pub struct RunRecord {
+    pub id: String,
+    pub automation_id: String,
+    pub trigger_id: String,
+    pub trigger_type: String,
+    pub task_id: String,
+    pub status: RunStatus,
+    pub dedup_key: String,
+    pub created_at: DateTime<Utc>,
+}
+
+pub type RunView = Run;
+
+const SESSION_PRIMARY: &str = "SELECT s.{col} FROM agent_sessions s WHERE s.task_id = r.task_id AND s.is_primary = 1 \
+    ORDER BY s.started_at DESC, s.id DESC LIMIT 1";
+
+fn view_sql(filter: &str) -> String {
+    let session = |col: &str| SESSION_PRIMARY.replace("{col}", col);
+    format!(
+        "SELECT r.id, r.automation_id, r.trigger_id, r.trigger_type, r.task_id, r.status, r.dedup_key, r.trigger_data, \
+         r.error_message, r.created_at, a.name AS automation_name, t.id AS t_id, t.archived_at AS t_archived, \
+         ({}) AS session_id, ({}) AS session_state, \
+         (SELECT m.content FROM session_messages m JOIN agent_sessions s ON s.id = m.session_id \
+          WHERE s.task_id = r.task_id AND m.role = 'agent' AND m.kind = 'message' \
+          ORDER BY m.created_at DESC, m.seq DESC LIMIT 1) AS last_message \
+         FROM automation_runs r JOIN automations a ON a.id = r.automation_id LEFT JOIN tasks t ON t.id = r.task_id \
+         WHERE {filter} ORDER BY r.created_at DESC, r.id DESC LIMIT $2",
+        session("id"),
+        session("state"),
+    )
+}
+
+fn run_view(row: &AnyRow, with_name: bool) -> StoreResult<Run> {
+    let stored = row.text("status")?;
+    let stored = RunStatus::parse(&stored)
+        .ok_or_else(|| StoreError::Corrupt(format!("run status {stored}")))?;
+    let exists = row.opt_text("t_id")?.is_some();
+    let facts = RunTaskFacts {
+        exists,
+        archived: row.opt_text("t_archived")?.is_some(),
+        primary_session_cancelled: row.opt_text("session_state")?.as_deref() == Some("CANCELLED"),
+    };
+    Ok(Run {
+        id: row.text("id")?,
+        automation_id: row.text("automation_id")?,
+        trigger_id: row.text("trigger_id")?,
+        trigger_type: row.text("trigger_type")?,
+        task_id: if exists {
+            row.text("task_id")?
+        } else {
+            String::new()
+        },
+        status: derive_status(stored, facts),
+        dedup_key: row.text("dedup_key")?,
+        trigger_data: row.json("trigger_data")?,
+        error_message: row.text("error_message")?,
+        summary: row
+            .opt_text("last_message")?
+            .map(|m| summary_excerpt(&m))
+            .unwrap_or_default(),
+        session_id: row.opt_text("session_id")?.unwrap_or_default(),
+        automation_name: if with_name {
+            Some(row.text("automation_name")?)
+        } else {
+            None
+        },
+        created_at: row.time("created_at")?,
+    })
+}
+
+fn record(row: &AnyRow) -> StoreResult<RunRecord> {
+    let stored = row.text("status")?;
+    Ok(RunRecord {
+        id: row.text("id")?,
+        automation_id: row.text("automation_id")?,
+        trigger_id: row.text("trigger_id")?,
+        trigger_type: row.text("trigger_type")?,
+        task_id: row.text("task_id")?,
+        status: RunStatus::parse(&stored)
+            .ok_or_else(|| StoreError::Corrupt(format!("run status {stored}")))?,
+        dedup_key: row.text("dedup_key")?,
+        created_at: row.time("created_at")?,
+    })
+}
+
+const RECORD_COLUMNS: &str =
+    "id, automation_id, trigger_id, trigger_type, task_id, status, dedup_key, created_at";
+
+impl Store {
+    pub async fn insert_run(&self, run: &NewRun, now: DateTime<Utc>) -> StoreResult<String> {
+        let id = new_id();
+        sqlx::query(
+            "INSERT INTO automation_runs (id, automation_id, trigger_id, trigger_type, task_id, status, dedup_key, trigger_data, error_message, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(&id)
+        .bind(&run.automation_id)
+        .bind(&run.trigger_id)
+        .bind(&run.trigger_type)
+        .bind(&run.task_id)
+        .bind(run.status.as_str())
+        .bind(&run.dedup_key)
+        .bind(run.trigger_data.to_string())
+        .bind(&run.error_message)
+        .bind(time_to_text(now))
+        .execute(&self.pool)
+        .await?;
+        Ok(id)
+    }
+
+    /// Whether a non-empty key is already on a run row of this automation, in
+    /// any status. Unchanged for every trigger type.
+    pub async fn has_run_with_dedup_key(
+        &self,
+        automation_id: &str,
+        key: &str,
+    ) -> StoreResult<bool> {
+        if key.is_empty() {
+            return Ok(false);
+        }
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS n FROM automation_runs WHERE automation_id = $1 AND dedup_key = $2",
+        )
+        .bind(automation_id)
+        .bind(key)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(row.int("n")? > 0)
+    }
+
+    /// Open runs: `task_created` rows whose task exists, is not archived, and
+    /// whose primary session is not cancelled.
+    pub async fn count_open_runs(&self, automation_id: &str) -> StoreResult<i64> {
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS n FROM automation_runs r JOIN tasks t ON t.id = r.task_id \
+             WHERE r.automation_id = $1 AND r.status = 'task_created' AND t.archived_at IS NULL \
+             AND NOT EXISTS (SELECT 1 FROM agent_sessions s WHERE s.task_id = t.id AND s.is_primary = 1 AND s.state = 'CANCELLED')",
+        )
+        .bind(automation_id)
+        .fetch_one(&self.pool)
+        .await?;
+        row.int("n")
+    }
+
+    /// Finalises a run by its task: only the newest `task_created` row changes,
+    /// nothing happens when there is none, and the dedup key is never touched.
+    /// Returns the automation id of the row that changed.
+    pub async fn mark_run_terminal_by_task(
+        &self,
+        task_id: &str,
+        status: RunStatus,
+        error: &str,
+    ) -> StoreResult<Option<String>> {
+        let row = sqlx::query(
+            "SELECT id, automation_id FROM automation_runs WHERE task_id = $1 AND status = 'task_created' \
+             ORDER BY created_at DESC, id DESC LIMIT 1",
+        )
+        .bind(task_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        sqlx::query("UPDATE automation_runs SET status = $2, error_message = $3 WHERE id = $1 AND status = 'task_created'")
+            .bind(row.text("id")?)
+            .bind(status.as_str())
+            .bind(error)
+            .execute(&self.pool)
+            .await?;
+        Ok(Some(row.text("automation_id")?))
+    }
+
+    pub async fn get_run_record(&self, id: &str) -> StoreResult<RunRecord> {
+        let row = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {RECORD_COLUMNS} FROM automation_runs WHERE id = $1"
+        )))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        record(&row)
+    }
+
+    /// Raw rows of an automation, newest first (tests and retention).
+    pub async fn list_run_records(&self, automation_id: &str) -> StoreResult<Vec<RunRecord>> {
+        sqlx::query(AssertSqlSafe(format!(
+            "SELECT {RECORD_COLUMNS} FROM automation_runs WHERE automation_id = $1 ORDER BY created_at DESC, id DESC"
+        )))
+        .bind(automation_id)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(record)
+        .collect()
+    }
+
+    /// The run log of one automation, with read-time statuses.
+    pub async fn list_runs(&self, automation_id: &str, limit: i64) -> StoreResult<Vec<Run>> {
+        sqlx::query(AssertSqlSafe(view_sql("r.automation_id = $1")))
+            .bind(automation_id)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| run_view(r, false))
+            .collect()
+    }
+
+    /// The workspace feed, with automation names.
+    pub async fn list_workspace_runs(
+        &self,
+        workspace_id: &str,
+        limit: i64,
+    ) -> StoreResult<Vec<Run>> {
+        sqlx::query(AssertSqlSafe(view_sql("a.workspace_id = $1")))
+            .bind(workspace_id)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| run_view(r, true))
+            .collect()
+    }
+
+    pub async fn delete_run(&self, id: &str) -> StoreResult<bool> {
+        let done = sqlx::query("DELETE FROM automation_runs WHERE id = $1")
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Deletes every run row of an automation (its dedup memory) and returns
+    /// the task ids they pointed at.
+    pub async fn delete_runs(&self, automation_id: &str) -> StoreResult<Vec<String>> {
+        let mut tx = self.pool.begin().await?;
+        let rows = sqlx::query(
+            "SELECT task_id FROM automation_runs WHERE automation_id = $1 AND task_id <> ''",
+        )
+        .bind(automation_id)
+        .fetch_all(&mut *tx)
+        .await?;
+        let tasks = rows
+            .iter()
+            .map(|r| r.text("task_id"))
+            .collect::<StoreResult<Vec<_>>>()?;
+        sqlx::query("DELETE FROM automation_runs WHERE automation_id = $1")
+            .bind(automation_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(tasks)
+    }
+
+    /// The run row (if any) whose task is this one.
+    pub async fn run_for_task(&self, task_id: &str) -> StoreResult<Option<RunRecord>> {
+        let row = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {RECORD_COLUMNS} FROM automation_runs WHERE task_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1"
+        )))
+        .bind(task_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(record).transpose()
+    }
+}

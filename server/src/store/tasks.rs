@@ -1,0 +1,295 @@
+use chrono::{DateTime, Utc};
+use kandev_core::api::{Comment, Origin, Task, TaskEvent};
+use kandev_core::board::TaskStatus;
+use serde_json::Value;
+use sqlx::AssertSqlSafe;
+use sqlx::any::AnyRow;
+
+use super::rows::RowExt;
+use super::{Store, StoreError, StoreResult, new_id, time_to_text};
+
+pub type TaskRecord = Task;
+pub type EventRecord = TaskEvent;
+
+/// A task to insert.
+#[derive(Debug, Clone)]
+pub struct NewTask {
+    pub workspace_id: String,
+    pub title: String,
+    pub description: String,
+    pub status: TaskStatus,
+    pub origin: Origin,
+    pub repository_id: Option<String>,
+    pub base_branch: String,
+    pub metadata: Value,
+}
+
+const COLUMNS: &str = "id, workspace_id, title, description, status, origin, archived_at, repository_id, base_branch, metadata, created_at, updated_at";
+
+fn task(row: &AnyRow) -> StoreResult<Task> {
+    let status = row.text("status")?;
+    let origin = row.text("origin")?;
+    Ok(Task {
+        id: row.text("id")?,
+        workspace_id: row.text("workspace_id")?,
+        title: row.text("title")?,
+        description: row.text("description")?,
+        status: TaskStatus::parse(&status)
+            .ok_or_else(|| StoreError::Corrupt(format!("status {status}")))?,
+        origin: Origin::parse(&origin)
+            .ok_or_else(|| StoreError::Corrupt(format!("origin {origin}")))?,
+        archived_at: row.opt_time("archived_at")?,
+        repository_id: row.opt_text("repository_id")?,
+        base_branch: row.text("base_branch")?,
+        metadata: row.json("metadata")?,
+        created_at: row.time("created_at")?,
+        updated_at: row.time("updated_at")?,
+    })
+}
+
+fn event(row: &AnyRow) -> StoreResult<TaskEvent> {
+    Ok(TaskEvent {
+        id: row.text("id")?,
+        task_id: row.text("task_id")?,
+        kind: row.text("kind")?,
+        payload: row.json("payload")?,
+        created_at: row.time("created_at")?,
+    })
+}
+
+impl Store {
+    pub async fn create_task(&self, t: &NewTask, now: DateTime<Utc>) -> StoreResult<Task> {
+        let id = new_id();
+        sqlx::query(
+            "INSERT INTO tasks (id, workspace_id, title, description, status, origin, archived_at, repository_id, base_branch, metadata, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $8, $9, $10, $10)",
+        )
+        .bind(&id)
+        .bind(&t.workspace_id)
+        .bind(&t.title)
+        .bind(&t.description)
+        .bind(t.status.as_str())
+        .bind(t.origin.as_str())
+        .bind(t.repository_id.clone())
+        .bind(&t.base_branch)
+        .bind(t.metadata.to_string())
+        .bind(time_to_text(now))
+        .execute(&self.pool)
+        .await?;
+        self.get_task(&id).await
+    }
+
+    pub async fn get_task(&self, id: &str) -> StoreResult<Task> {
+        let row = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM tasks WHERE id = $1"
+        )))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        task(&row)
+    }
+
+    /// The board: user tasks (and run tasks when asked), archived ones when asked.
+    pub async fn list_tasks(
+        &self,
+        workspace_id: &str,
+        include_archived: bool,
+        include_runs: bool,
+    ) -> StoreResult<Vec<Task>> {
+        let mut sql = format!("SELECT {COLUMNS} FROM tasks WHERE workspace_id = $1");
+        if !include_archived {
+            sql.push_str(" AND archived_at IS NULL");
+        }
+        if !include_runs {
+            sql.push_str(" AND origin <> 'automation_run'");
+        }
+        sql.push_str(" ORDER BY created_at, id");
+        sqlx::query(AssertSqlSafe(sql))
+            .bind(workspace_id)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(task)
+            .collect()
+    }
+
+    pub async fn update_task_text(
+        &self,
+        id: &str,
+        title: &str,
+        description: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        let done = sqlx::query(
+            "UPDATE tasks SET title = $2, description = $3, updated_at = $4 WHERE id = $1",
+        )
+        .bind(id)
+        .bind(title)
+        .bind(description)
+        .bind(time_to_text(now))
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            Err(StoreError::NotFound)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Compare-and-swap the status: moves only if the task is still in `from`.
+    /// `false` means somebody else moved it first.
+    pub async fn swap_task_status(
+        &self,
+        id: &str,
+        from: TaskStatus,
+        to: TaskStatus,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let done = sqlx::query(
+            "UPDATE tasks SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2",
+        )
+        .bind(id)
+        .bind(from.as_str())
+        .bind(to.as_str())
+        .bind(time_to_text(now))
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub async fn delete_task(&self, id: &str) -> StoreResult<bool> {
+        let done = sqlx::query("DELETE FROM tasks WHERE id = $1")
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Sets `archived_at` if unset. `Ok(true)` when it was already archived.
+    pub async fn archive_task(&self, id: &str, now: DateTime<Utc>) -> StoreResult<bool> {
+        let done = sqlx::query("UPDATE tasks SET archived_at = $2, updated_at = $2 WHERE id = $1 AND archived_at IS NULL")
+            .bind(id)
+            .bind(time_to_text(now))
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 1 {
+            return Ok(false);
+        }
+        self.get_task(id).await.map(|_| true)
+    }
+
+    pub async fn unarchive_task(&self, id: &str, now: DateTime<Utc>) -> StoreResult<()> {
+        let done =
+            sqlx::query("UPDATE tasks SET archived_at = NULL, updated_at = $2 WHERE id = $1")
+                .bind(id)
+                .bind(time_to_text(now))
+                .execute(&self.pool)
+                .await?;
+        if done.rows_affected() == 0 {
+            Err(StoreError::NotFound)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The two facts the merged trigger needs: the task's current workspace and
+    /// its origin. `Ok(None)` when no such task exists.
+    pub async fn task_workspace_and_origin(
+        &self,
+        id: &str,
+    ) -> StoreResult<Option<(String, Origin)>> {
+        let row = sqlx::query("SELECT workspace_id, origin FROM tasks WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        let Some(row) = row else { return Ok(None) };
+        let origin = row.text("origin")?;
+        let origin = Origin::parse(&origin)
+            .ok_or_else(|| StoreError::Corrupt(format!("origin {origin}")))?;
+        Ok(Some((row.text("workspace_id")?, origin)))
+    }
+
+    pub async fn add_comment(
+        &self,
+        task_id: &str,
+        body: &str,
+        author: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Comment> {
+        let id = new_id();
+        sqlx::query("INSERT INTO task_comments (id, task_id, body, author, created_at) VALUES ($1, $2, $3, $4, $5)")
+            .bind(&id)
+            .bind(task_id)
+            .bind(body)
+            .bind(author)
+            .bind(time_to_text(now))
+            .execute(&self.pool)
+            .await?;
+        Ok(Comment {
+            id,
+            task_id: task_id.into(),
+            body: body.into(),
+            author: author.into(),
+            created_at: now,
+        })
+    }
+
+    /// Comments, oldest first.
+    pub async fn list_comments(&self, task_id: &str) -> StoreResult<Vec<Comment>> {
+        let rows = sqlx::query("SELECT id, task_id, body, author, created_at FROM task_comments WHERE task_id = $1 ORDER BY created_at, id")
+            .bind(task_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(Comment {
+                    id: r.text("id")?,
+                    task_id: r.text("task_id")?,
+                    body: r.text("body")?,
+                    author: r.text("author")?,
+                    created_at: r.time("created_at")?,
+                })
+            })
+            .collect()
+    }
+
+    pub async fn add_event(
+        &self,
+        task_id: &str,
+        kind: &str,
+        payload: &Value,
+        now: DateTime<Utc>,
+    ) -> StoreResult<TaskEvent> {
+        let id = new_id();
+        sqlx::query(
+            "INSERT INTO task_events (id, task_id, seq, kind, payload, created_at) \
+             SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5 FROM task_events WHERE task_id = $2",
+        )
+        .bind(&id)
+        .bind(task_id)
+        .bind(kind)
+        .bind(payload.to_string())
+        .bind(time_to_text(now))
+        .execute(&self.pool)
+        .await?;
+        Ok(TaskEvent {
+            id,
+            task_id: task_id.into(),
+            kind: kind.into(),
+            payload: payload.clone(),
+            created_at: now,
+        })
+    }
+
+    /// Events, oldest first.
+    pub async fn list_events(&self, task_id: &str) -> StoreResult<Vec<TaskEvent>> {
+        sqlx::query("SELECT id, task_id, kind, payload, created_at FROM task_events WHERE task_id = $1 ORDER BY seq, created_at, id")
+            .bind(task_id)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(event)
+            .collect()
+    }
+}

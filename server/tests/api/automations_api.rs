@@ -1,0 +1,249 @@
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::on_both_databases;
+use crate::support::{Db, spawn_app};
+
+async fn create_returns_the_secret_once_and_defaults(db: Db) {
+    let app = spawn_app(db).await;
+    let ws = app.workspace("W").await;
+    let repo = app.repository(&ws, "acme", "api").await;
+    let a = app
+        .automation(
+            &ws,
+            json!({"name": " Archive merged ", "max_concurrent_runs": 0, "repository_ids": [repo],
+                   "triggers": [{"type": "github_pr_merged", "config": {"all_repos": false, "repos": []}}]}),
+        )
+        .await;
+    let secret = a["webhook_secret"].as_str().unwrap();
+    assert_eq!(secret.len(), 32);
+    assert!(
+        secret
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+    );
+    assert_eq!(a["name"], "Archive merged");
+    assert_eq!(a["max_concurrent_runs"], 1, "<= 0 becomes 1 on create");
+    assert_eq!(a["enabled"], true);
+    assert_eq!(a["repository_ids"], json!([repo]));
+    // a dead config is stored as given
+    assert_eq!(
+        a["triggers"][0]["config"],
+        json!({"all_repos": false, "repos": []})
+    );
+    assert_eq!(a["triggers"][0]["type"], "github_pr_merged");
+
+    let id = a["id"].as_str().unwrap();
+    let shown = app.get(&format!("/api/v1/automations/{id}")).await;
+    assert!(
+        shown.body.get("webhook_secret").is_none(),
+        "the secret is shown only on create"
+    );
+    let revealed = app
+        .get(&format!("/api/v1/automations/{id}/webhook-secret"))
+        .await;
+    assert_eq!(revealed.body["webhook_secret"], secret);
+    let list = app
+        .get(&format!("/api/v1/workspaces/{ws}/automations"))
+        .await;
+    assert_eq!(list.body.as_array().unwrap().len(), 1);
+    app.stop().await;
+}
+on_both_databases!(create_returns_the_secret_once_and_defaults);
+
+async fn rule_breaking_creates_are_422_and_leave_no_rows(db: Db) {
+    let app = spawn_app(db).await;
+    let ws = app.workspace("W").await;
+    let other = app.workspace("V").await;
+    let foreign = app.repository(&other, "acme", "api").await;
+    let bad = [
+        json!({"name": "  "}),
+        json!({"name": "x", "repository_ids": [foreign]}),
+        json!({"name": "x", "repository_ids": ["missing"]}),
+        json!({"name": "x", "agent_profile_id": "nope"}),
+        json!({"name": "x", "triggers": [{"type": "github_push", "config": {}}, {"type": "scheduled", "config": {"cron_expression": "every day"}}]}),
+        json!({"name": "x", "triggers": [{"type": "scheduled", "config": {"cron_expression": "0 9 * * *", "timezone": "Mars/Olympus"}}]}),
+    ];
+    for body in bad {
+        let r = app
+            .post(
+                &format!("/api/v1/workspaces/{ws}/automations"),
+                body.clone(),
+            )
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body} -> {}",
+            r.body
+        );
+        assert_eq!(r.error_code(), "unprocessable");
+    }
+    let r = app
+        .post(
+            &format!("/api/v1/workspaces/{ws}/automations"),
+            json!({"name": "x", "triggers": [{"type": "nope"}]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    let r = app
+        .post(
+            "/api/v1/workspaces/missing/automations",
+            json!({"name": "x"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    for table in [
+        "automations",
+        "automation_triggers",
+        "automation_repositories",
+    ] {
+        assert_eq!(app.count(table).await, 0, "{table}");
+    }
+    let r = app
+        .post(&format!("/api/v1/workspaces/{ws}/automations"), json!({"name": "s", "triggers": [{"type": "scheduled", "config": {"cron_expression": "bad"}}]}))
+        .await;
+    assert_eq!(
+        r.body["error"]["message"],
+        "invalid schedule \"bad\": expected exactly 5 fields"
+    );
+    app.stop().await;
+}
+on_both_databases!(rule_breaking_creates_are_422_and_leave_no_rows);
+
+async fn patch_triggers_and_delete(db: Db) {
+    let app = spawn_app(db).await;
+    let ws = app.workspace("W").await;
+    let a = app.automation(&ws, json!({"name": "A"})).await;
+    let id = a["id"].as_str().unwrap();
+
+    let r = app
+        .patch(
+            &format!("/api/v1/automations/{id}"),
+            json!({"max_concurrent_runs": 0}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let r = app
+        .patch(&format!("/api/v1/automations/{id}"), json!({"name": ""}))
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let r = app
+        .patch(
+            &format!("/api/v1/automations/{id}"),
+            json!({"enabled": false, "prompt": "hi", "max_concurrent_runs": 3}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(
+        (
+            r.body["enabled"].clone(),
+            r.body["prompt"].clone(),
+            r.body["max_concurrent_runs"].clone()
+        ),
+        (json!(false), json!("hi"), json!(3))
+    );
+
+    let t = app
+        .post(
+            &format!("/api/v1/automations/{id}/triggers"),
+            json!({"type": "github_pr_merged", "config": {}}),
+        )
+        .await;
+    assert_eq!(t.status, StatusCode::CREATED);
+    let tid = t.body["id"].as_str().unwrap();
+    let bad = app
+        .post(
+            &format!("/api/v1/automations/{id}/triggers"),
+            json!({"type": "scheduled", "config": {"cron_expression": "x"}}),
+        )
+        .await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let r = app
+        .patch(
+            &format!("/api/v1/automation-triggers/{tid}"),
+            json!({"config": {"all_repos": true}, "enabled": false}),
+        )
+        .await;
+    assert_eq!(r.body["config"], json!({"all_repos": true}));
+    assert_eq!(r.body["enabled"], false);
+    let r = app
+        .delete(&format!("/api/v1/automation-triggers/{tid}"))
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    assert_eq!(app.count("automation_triggers").await, 0);
+
+    let r = app.delete(&format!("/api/v1/automations/{id}")).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    assert_eq!(
+        app.get(&format!("/api/v1/automations/{id}")).await.status,
+        StatusCode::NOT_FOUND
+    );
+    app.stop().await;
+}
+on_both_databases!(patch_triggers_and_delete);
+
+async fn manual_run_lists_and_deletes_runs(db: Db) {
+    let app = spawn_app(db).await;
+    let ws = app.workspace("W").await;
+    let a = app
+        .automation(
+            &ws,
+            json!({"name": "Nightly", "triggers": [{"type": "webhook", "config": {}}]}),
+        )
+        .await;
+    let id = a["id"].as_str().unwrap();
+    // no repository in the workspace: the firing is admitted, then fails before a task exists
+    let r = app
+        .post(&format!("/api/v1/automations/{id}/run"), json!({}))
+        .await;
+    assert_eq!(
+        r.body,
+        json!({"triggered": true, "skipped": false, "reason": ""})
+    );
+    app.services().orchestrator.wait_idle().await;
+    let runs = app.get(&format!("/api/v1/automations/{id}/runs")).await;
+    let runs = runs.body.as_array().unwrap().clone();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["status"], "failed");
+    assert_eq!(runs[0]["trigger_type"], "manual");
+    assert_eq!(runs[0]["trigger_data"], json!({"source": "manual"}));
+    assert_eq!(
+        runs[0]["error_message"],
+        "no repository available \u{2014} add a repository to the workspace"
+    );
+    let feed = app
+        .get(&format!("/api/v1/workspaces/{ws}/automation-runs"))
+        .await;
+    assert_eq!(feed.body[0]["automation_name"], "Nightly");
+    let run_id = runs[0]["id"].as_str().unwrap();
+    assert_eq!(
+        app.delete(&format!("/api/v1/automation-runs/{run_id}"))
+            .await
+            .status,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(app.count("automation_runs").await, 0);
+
+    // disabled: skipped with the contract reason
+    app.patch(
+        &format!("/api/v1/automations/{id}"),
+        json!({"enabled": false}),
+    )
+    .await;
+    let r = app
+        .post(&format!("/api/v1/automations/{id}/run"), json!({}))
+        .await;
+    assert_eq!(
+        r.body,
+        json!({"triggered": false, "skipped": true, "reason": "automation is disabled"})
+    );
+    assert_eq!(
+        app.delete(&format!("/api/v1/automations/{id}/runs"))
+            .await
+            .status,
+        StatusCode::NO_CONTENT
+    );
+    app.stop().await;
+}
+on_both_databases!(manual_run_lists_and_deletes_runs);

@@ -1,0 +1,10 @@
+//! The API suite: the real server on loopback, over SQLite and PostgreSQL.
+
+// Shared by every suite module; no single module uses every helper.
+#[allow(dead_code)]
+mod support;
+
+mod automations_api;
+mod system_api;
+mod tasks_api;
+mod workspaces_api;

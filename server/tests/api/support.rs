@@ -1,0 +1,269 @@
+//! `spawn_app`: the real server on a loopback port over a fresh database.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kandev_server::app::{Application, BuildOptions};
+use kandev_server::clock::Clock;
+use kandev_server::config::Settings;
+use reqwest::{Method, StatusCode};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use sqlx::Executor;
+
+/// Which database a test runs against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Db {
+    Sqlite,
+    Postgres,
+}
+
+/// A fresh PostgreSQL database on the server the test command started.
+pub async fn postgres_url() -> String {
+    let admin = std::env::var("KANDEV_TEST_POSTGRES_URL").expect(
+        "KANDEV_TEST_POSTGRES_URL is not set: run the tests through `.ci/run` (or scripts/test.sh), which starts PostgreSQL",
+    );
+    sqlx::any::install_default_drivers();
+    let name = format!("kandev_test_{}", uuid::Uuid::new_v4().simple());
+    let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&admin)
+        .await
+        .expect("connect to test postgres");
+    conn.execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .await
+        .expect("create test database");
+    let base = admin
+        .rsplit_once('/')
+        .map(|(b, _)| b.to_string())
+        .unwrap_or(admin);
+    format!("{base}/{name}")
+}
+
+pub struct TestApp {
+    pub app: Option<Application>,
+    pub base: String,
+    pub client: reqwest::Client,
+    pub dir: tempfile::TempDir,
+    pub database_url: String,
+}
+
+pub struct Spawn {
+    pub db: Db,
+    pub settings: Box<dyn FnOnce(&mut Settings)>,
+    pub clock: Option<Arc<dyn Clock>>,
+}
+
+impl Spawn {
+    pub fn new(db: Db) -> Self {
+        Spawn {
+            db,
+            settings: Box::new(|_| {}),
+            clock: None,
+        }
+    }
+
+    pub fn settings(mut self, f: impl FnOnce(&mut Settings) + 'static) -> Self {
+        self.settings = Box::new(f);
+        self
+    }
+
+    pub fn clock(mut self, c: Arc<dyn Clock>) -> Self {
+        self.clock = Some(c);
+        self
+    }
+
+    pub async fn start(self) -> TestApp {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let database_url = match self.db {
+            Db::Sqlite => format!("sqlite://{}/kandev.db", dir.path().display()),
+            Db::Postgres => postgres_url().await,
+        };
+        let web = dir.path().join("web");
+        std::fs::create_dir_all(&web).expect("web dir");
+        std::fs::write(
+            web.join("index.html"),
+            "<!doctype html><title>Kandev</title>",
+        )
+        .expect("index");
+        let mut settings = Settings::defaults();
+        settings.listen = "127.0.0.1:0".into();
+        settings.database_url = database_url.clone();
+        settings.web_dir = web;
+        settings.data_dir = dir.path().join("data");
+        (self.settings)(&mut settings);
+        let app = Application::build(settings, BuildOptions { clock: self.clock })
+            .await
+            .expect("server starts");
+        let base = format!("http://{}", app.address());
+        TestApp {
+            app: Some(app),
+            base,
+            client: reqwest::Client::new(),
+            dir,
+            database_url,
+        }
+    }
+}
+
+pub async fn spawn_app(db: Db) -> TestApp {
+    Spawn::new(db).start().await
+}
+
+/// A response: status plus parsed JSON (or `null`).
+pub struct Reply {
+    pub status: StatusCode,
+    pub body: Value,
+}
+
+impl Reply {
+    pub fn json<T: DeserializeOwned>(&self) -> T {
+        serde_json::from_value(self.body.clone())
+            .unwrap_or_else(|e| panic!("unexpected body {}: {e}", self.body))
+    }
+
+    /// Asserts the contract's error shape and returns the code.
+    pub fn error_code(&self) -> String {
+        let code = self.body["error"]["code"]
+            .as_str()
+            .unwrap_or_else(|| panic!("not an error body: {}", self.body));
+        assert!(
+            self.body["error"]["message"].is_string(),
+            "error without message: {}",
+            self.body
+        );
+        code.to_string()
+    }
+}
+
+impl TestApp {
+    pub fn services(&self) -> &Arc<kandev_server::app::Services> {
+        &self.app.as_ref().expect("running").services
+    }
+
+    pub async fn request(&self, method: Method, path: &str, body: Option<Value>) -> Reply {
+        let mut req = self.client.request(method, format!("{}{path}", self.base));
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.expect("request");
+        let status = resp.status();
+        let text = resp.text().await.unwrap_or_default();
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Reply { status, body }
+    }
+
+    pub async fn get(&self, path: &str) -> Reply {
+        self.request(Method::GET, path, None).await
+    }
+
+    pub async fn post<T: Serialize>(&self, path: &str, body: T) -> Reply {
+        self.request(
+            Method::POST,
+            path,
+            Some(serde_json::to_value(body).expect("json")),
+        )
+        .await
+    }
+
+    pub async fn patch<T: Serialize>(&self, path: &str, body: T) -> Reply {
+        self.request(
+            Method::PATCH,
+            path,
+            Some(serde_json::to_value(body).expect("json")),
+        )
+        .await
+    }
+
+    pub async fn delete(&self, path: &str) -> Reply {
+        self.request(Method::DELETE, path, None).await
+    }
+
+    pub async fn workspace(&self, name: &str) -> String {
+        let r = self.post("/api/v1/workspaces", json!({"name": name})).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+        r.body["id"].as_str().expect("id").to_string()
+    }
+
+    pub async fn repository(&self, ws: &str, owner: &str, name: &str) -> String {
+        let r = self
+            .post(
+                &format!("/api/v1/workspaces/{ws}/repositories"),
+                json!({"owner": owner, "name": name}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+        r.body["id"].as_str().expect("id").to_string()
+    }
+
+    pub async fn task(&self, ws: &str, title: &str) -> String {
+        let r = self
+            .post(
+                &format!("/api/v1/workspaces/{ws}/tasks"),
+                json!({"title": title}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+        r.body["id"].as_str().expect("id").to_string()
+    }
+
+    pub async fn automation(&self, ws: &str, body: Value) -> Value {
+        let r = self
+            .post(&format!("/api/v1/workspaces/{ws}/automations"), body)
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+        r.body
+    }
+
+    /// Counts rows of a table straight from the database.
+    pub async fn count(&self, table: &str) -> i64 {
+        let store = &self.services().store;
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT COUNT(*) AS n FROM {table}"
+        )))
+        .fetch_one(store.pool())
+        .await
+        .expect("count");
+        sqlx::Row::try_get::<i64, _>(&row, "n").expect("n")
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(app) = self.app.take() {
+            app.shutdown().await;
+        }
+    }
+}
+
+/// Waits for a condition, polling; panics with `what` after the timeout.
+pub async fn eventually<F, Fut>(what: &str, timeout: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if check().await {
+            return;
+        }
+        if tokio::time::Instant::now() > deadline {
+            panic!("timed out waiting for: {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Runs a test body once per database.
+#[macro_export]
+macro_rules! on_both_databases {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$name($crate::support::Db::Sqlite).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                super::$name($crate::support::Db::Postgres).await
+            }
+        }
+    };
+}

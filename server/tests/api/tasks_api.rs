@@ -1,0 +1,245 @@
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::on_both_databases;
+use crate::support::{Db, spawn_app};
+
+async fn tasks_move_by_the_board_rules(db: Db) {
+    let app = spawn_app(db).await;
+    let ws = app.workspace("W").await;
+    let t = app.task(&ws, "Write docs").await;
+    let r = app.get(&format!("/api/v1/tasks/{t}")).await;
+    assert_eq!(r.body["status"], "todo");
+    assert_eq!(r.body["origin"], "user");
+    assert!(r.body["archived_at"].is_null());
+
+    let r = app
+        .patch(&format!("/api/v1/tasks/{t}"), json!({"status": "ready"}))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = app
+        .patch(
+            &format!("/api/v1/tasks/{t}"),
+            json!({"status": "running", "title": "Write the docs"}),
+        )
+        .await;
+    assert_eq!(r.body["status"], "running");
+    assert_eq!(r.body["title"], "Write the docs");
+
+    // a move the board forbids is a 409 and changes nothing
+    let r = app
+        .patch(
+            &format!("/api/v1/tasks/{t}"),
+            json!({"status": "triage", "title": "changed"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    assert_eq!(r.error_code(), "conflict");
+    let now = app.get(&format!("/api/v1/tasks/{t}")).await;
+    assert_eq!(now.body["status"], "running");
+    assert_eq!(now.body["title"], "Write the docs");
+
+    // entering human_review needs the hand-off; leaving it needs approve or reject
+    let r = app
+        .patch(
+            &format!("/api/v1/tasks/{t}"),
+            json!({"status": "human_review"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    let r = app
+        .post(
+            &format!("/api/v1/tasks/{t}/review"),
+            json!({"summary": "done"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.body["status"], "human_review");
+    let r = app
+        .patch(&format!("/api/v1/tasks/{t}"), json!({"status": "done"}))
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    let r = app
+        .post(
+            &format!("/api/v1/tasks/{t}/reject"),
+            json!({"reason": "  "}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let r = app
+        .post(
+            &format!("/api/v1/tasks/{t}/reject"),
+            json!({"reason": "needs examples"}),
+        )
+        .await;
+    assert_eq!(r.body["status"], "ready");
+
+    let events = app.get(&format!("/api/v1/tasks/{t}/events")).await;
+    let kinds: Vec<&str> = events
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"review_requested") && kinds.contains(&"rejected"),
+        "{kinds:?}"
+    );
+    app.stop().await;
+}
+on_both_databases!(tasks_move_by_the_board_rules);
+
+async fn approve_with_no_pr_is_done_and_approve_outside_review_is_409(db: Db) {
+    let app = spawn_app(db).await;
+    let ws = app.workspace("W").await;
+    let t = app.task(&ws, "Research").await;
+    let r = app
+        .post(&format!("/api/v1/tasks/{t}/approve"), json!({}))
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    let events_before = app
+        .get(&format!("/api/v1/tasks/{t}/events"))
+        .await
+        .body
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(
+        app.get(&format!("/api/v1/tasks/{t}")).await.body["status"],
+        "todo"
+    );
+
+    app.post(
+        &format!("/api/v1/tasks/{t}/review"),
+        json!({"summary": "notes attached"}),
+    )
+    .await;
+    let r = app
+        .post(
+            &format!("/api/v1/tasks/{t}/approve"),
+            json!({"reason": "good"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.body, json!({"status": "done"}));
+    assert_eq!(
+        app.get(&format!("/api/v1/tasks/{t}")).await.body["status"],
+        "done"
+    );
+    let events_after = app
+        .get(&format!("/api/v1/tasks/{t}/events"))
+        .await
+        .body
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(events_after > events_before);
+    // approving again: it is no longer in human_review
+    let r = app
+        .post(&format!("/api/v1/tasks/{t}/approve"), json!({}))
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    app.stop().await;
+}
+on_both_databases!(approve_with_no_pr_is_done_and_approve_outside_review_is_409);
+
+async fn review_hand_off_refuses_a_bad_pr_url_and_writes_nothing(db: Db) {
+    let app = spawn_app(db).await;
+    let ws = app.workspace("W").await;
+    let t = app.task(&ws, "Feature").await;
+    let events = app.count("task_events").await;
+    let r = app
+        .post(
+            &format!("/api/v1/tasks/{t}/review"),
+            json!({"pr_url": "https://gitlab.com/o/r/pull/1"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(app.count("task_events").await, events);
+    assert_eq!(
+        app.get(&format!("/api/v1/tasks/{t}")).await.body["status"],
+        "todo"
+    );
+    app.stop().await;
+}
+on_both_databases!(review_hand_off_refuses_a_bad_pr_url_and_writes_nothing);
+
+async fn archive_is_idempotent_and_hides_the_task_from_the_board(db: Db) {
+    let app = spawn_app(db).await;
+    let ws = app.workspace("W").await;
+    let t = app.task(&ws, "Old").await;
+    let r = app
+        .post(&format!("/api/v1/tasks/{t}/archive"), json!({}))
+        .await;
+    assert_eq!(r.body, json!({"success": true}));
+    let r = app
+        .post(&format!("/api/v1/tasks/{t}/archive"), json!({}))
+        .await;
+    assert_eq!(r.body, json!({"success": true, "already_archived": true}));
+    let board = app.get(&format!("/api/v1/workspaces/{ws}/tasks")).await;
+    assert!(board.body.as_array().unwrap().is_empty());
+    let all = app
+        .get(&format!(
+            "/api/v1/workspaces/{ws}/tasks?include_archived=true"
+        ))
+        .await;
+    assert_eq!(all.body.as_array().unwrap().len(), 1);
+    let r = app
+        .post(&format!("/api/v1/tasks/{t}/unarchive"), json!({}))
+        .await;
+    assert!(r.body["archived_at"].is_null());
+    let r = app.post("/api/v1/tasks/missing/archive", json!({})).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    app.stop().await;
+}
+on_both_databases!(archive_is_idempotent_and_hides_the_task_from_the_board);
+
+async fn comments_delete_and_bad_task_input(db: Db) {
+    let app = spawn_app(db).await;
+    let ws = app.workspace("W").await;
+    let other = app.workspace("V").await;
+    let foreign_repo = app.repository(&other, "acme", "api").await;
+    let r = app
+        .post(
+            &format!("/api/v1/workspaces/{ws}/tasks"),
+            json!({"title": ""}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let r = app
+        .post(
+            &format!("/api/v1/workspaces/{ws}/tasks"),
+            json!({"title": "x", "repository_id": foreign_repo}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let r = app
+        .post(
+            &format!("/api/v1/workspaces/{ws}/tasks"),
+            json!({"title": "x", "status": "flying"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert_eq!(app.count("tasks").await, 0);
+
+    let t = app.task(&ws, "Talk").await;
+    let c = app
+        .post(
+            &format!("/api/v1/tasks/{t}/comments"),
+            json!({"body": "hello"}),
+        )
+        .await;
+    assert_eq!(c.status, StatusCode::CREATED);
+    let list = app.get(&format!("/api/v1/tasks/{t}/comments")).await;
+    assert_eq!(list.body[0]["body"], "hello");
+    let r = app.delete(&format!("/api/v1/tasks/{t}")).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    assert_eq!(
+        app.get(&format!("/api/v1/tasks/{t}")).await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(app.count("task_comments").await, 0);
+    app.stop().await;
+}
+on_both_databases!(comments_delete_and_bad_task_input);
