@@ -55,10 +55,7 @@ pub enum MoveError {
     #[error("a task enters human_review only through a review hand-off")]
     EntersHumanReview,
     #[error("cannot move a task from {from} to {to}")]
-    NotAllowed {
-        from: &'static str,
-        to: &'static str,
-    },
+    NotAllowed { from: &'static str, to: &'static str },
     #[error("task is not in human_review (it is {0})")]
     NotInHumanReview(&'static str),
     #[error("task cannot be handed to review from {0}")]
@@ -121,10 +118,7 @@ pub enum Approval {
 }
 
 /// Approve is allowed only in `human_review`.
-pub fn approve(
-    from: TaskStatus,
-    bound: Option<PrRef>,
-) -> Result<(Approval, TaskStatus), MoveError> {
+pub fn approve(from: TaskStatus, bound: Option<PrRef>) -> Result<(Approval, TaskStatus), MoveError> {
     if from != TaskStatus::HumanReview {
         return Err(MoveError::NotInHumanReview(from.as_str()));
     }
@@ -147,11 +141,7 @@ pub fn merger_finish(from: TaskStatus, merged: bool) -> Result<TaskStatus, MoveE
     if from != TaskStatus::Running {
         return Err(MoveError::NotRunning(from.as_str()));
     }
-    Ok(if merged {
-        TaskStatus::Done
-    } else {
-        TaskStatus::Blocked
-    })
+    Ok(if merged { TaskStatus::Done } else { TaskStatus::Blocked })
 }
 
 /// A GitHub pull request, compared by (owner, repo, number) — never by string.
@@ -186,10 +176,7 @@ impl PrRef {
 
     /// The canonical web URL.
     pub fn url(&self) -> String {
-        format!(
-            "https://github.com/{}/{}/pull/{}",
-            self.owner, self.repo, self.number
-        )
+        format!("https://github.com/{}/{}/pull/{}", self.owner, self.repo, self.number)
     }
 
     /// Parses a GitHub PR URL (`https://github.com/o/r/pull/7`, with anything
@@ -233,11 +220,8 @@ fn match_url_at(s: &str) -> Option<(PrRef, usize)> {
     }
     let mut pos = scheme_len + "github.com/".len();
     let take_segment = |from: usize| -> Option<(&str, usize)> {
-        let seg_len = s[from..]
-            .find(|c: char| !is_name_char(c))
-            .unwrap_or(s.len() - from);
-        (seg_len > 0 && s[from + seg_len..].starts_with('/'))
-            .then(|| (&s[from..from + seg_len], from + seg_len + 1))
+        let seg_len = s[from..].find(|c: char| !is_name_char(c)).unwrap_or(s.len() - from);
+        (seg_len > 0 && s[from + seg_len..].starts_with('/')).then(|| (&s[from..from + seg_len], from + seg_len + 1))
     };
     let (owner, next) = take_segment(pos)?;
     pos = next;
@@ -247,9 +231,7 @@ fn match_url_at(s: &str) -> Option<(PrRef, usize)> {
         return None;
     }
     pos += 5;
-    let digits = s[pos..]
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(s.len() - pos);
+    let digits = s[pos..].find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len() - pos);
     if digits == 0 {
         return None;
     }
@@ -281,10 +263,7 @@ pub enum HandoffEvent {
 /// first and the scan stops at the first reject: only the current review cycle
 /// counts. Within a hand-off the structured PR wins over text. Comments are read
 /// only for legacy tasks with no hand-off or reject events at all.
-pub fn bound_pr(
-    events_newest_first: &[HandoffEvent],
-    comments_newest_first: &[String],
-) -> Option<PrRef> {
+pub fn bound_pr(events_newest_first: &[HandoffEvent], comments_newest_first: &[String]) -> Option<PrRef> {
     let mut saw_cycle_event = false;
     for ev in events_newest_first {
         match ev {
@@ -339,10 +318,7 @@ mod tests {
     fn only_approve_or_reject_leave_human_review() {
         for to in TaskStatus::ALL {
             if to != HumanReview {
-                assert_eq!(
-                    check_move(HumanReview, to),
-                    Err(MoveError::LeavesHumanReview)
-                );
+                assert_eq!(check_move(HumanReview, to), Err(MoveError::LeavesHumanReview));
             }
         }
         assert!(approve(HumanReview, None).is_ok());
@@ -351,10 +327,7 @@ mod tests {
 
     #[test]
     fn entering_human_review_needs_a_hand_off() {
-        assert_eq!(
-            check_move(Running, HumanReview),
-            Err(MoveError::EntersHumanReview)
-        );
+        assert_eq!(check_move(Running, HumanReview), Err(MoveError::EntersHumanReview));
         assert_eq!(hand_off_to_review(Running), Ok(HumanReview));
         assert_eq!(hand_off_to_review(Review), Ok(HumanReview));
         assert!(hand_off_to_review(HumanReview).is_err());
@@ -387,10 +360,7 @@ mod tests {
             approve(HumanReview, Some(pr.clone())),
             Ok((Approval::Merge(pr), Running))
         );
-        assert_eq!(
-            approve(Done, None),
-            Err(MoveError::NotInHumanReview("done"))
-        );
+        assert_eq!(approve(Done, None), Err(MoveError::NotInHumanReview("done")));
     }
 
     #[test]
@@ -408,10 +378,7 @@ mod tests {
             PrRef::parse("http://GitHub.com/o/r/pull/3#discussion"),
             Some(PrRef::new("o", "r", 3))
         );
-        assert_eq!(
-            PrRef::parse("acme/api#9"),
-            Some(PrRef::new("acme", "api", 9))
-        );
+        assert_eq!(PrRef::parse("acme/api#9"), Some(PrRef::new("acme", "api", 9)));
         assert_eq!(PrRef::parse("https://github.com/o/r/pull/12abc"), None);
         for bad in [
             "https://gitlab.com/o/r/pull/1",
@@ -423,10 +390,7 @@ mod tests {
             assert_eq!(PrRef::parse(bad), None, "{bad}");
         }
         assert_ne!(PrRef::new("a", "b", 1), PrRef::new("a", "b", 2));
-        assert_eq!(
-            PrRef::new("o", "r", 5).url(),
-            "https://github.com/o/r/pull/5"
-        );
+        assert_eq!(PrRef::new("o", "r", 5).url(), "https://github.com/o/r/pull/5");
     }
 
     #[test]
@@ -437,10 +401,7 @@ mod tests {
     }
 
     fn handoff(pr: Option<PrRef>, text: &str) -> HandoffEvent {
-        HandoffEvent::ReviewRequested {
-            pr,
-            text: text.into(),
-        }
+        HandoffEvent::ReviewRequested { pr, text: text.into() }
     }
 
     #[test]
@@ -457,20 +418,14 @@ mod tests {
 
     #[test]
     fn a_rejected_handoff_never_falls_back_to_an_old_comment() {
-        let events = vec![
-            HandoffEvent::Rejected,
-            handoff(Some(PrRef::new("o", "r", 1)), ""),
-        ];
+        let events = vec![HandoffEvent::Rejected, handoff(Some(PrRef::new("o", "r", 1)), "")];
         let comments = vec!["https://github.com/o/r/pull/1".to_string()];
         assert_eq!(bound_pr(&events, &comments), None);
     }
 
     #[test]
     fn structured_pr_beats_text_and_text_is_a_fallback() {
-        let events = vec![handoff(
-            Some(PrRef::new("o", "r", 2)),
-            "https://github.com/o/r/pull/9",
-        )];
+        let events = vec![handoff(Some(PrRef::new("o", "r", 2)), "https://github.com/o/r/pull/9")];
         assert_eq!(bound_pr(&events, &[]), Some(PrRef::new("o", "r", 2)));
         let events = vec![handoff(None, "done, see https://github.com/o/r/pull/9")];
         assert_eq!(bound_pr(&events, &[]), Some(PrRef::new("o", "r", 9)));
@@ -485,10 +440,7 @@ mod tests {
 
     #[test]
     fn legacy_tasks_fall_back_to_comments() {
-        let comments = vec![
-            "old".to_string(),
-            "https://github.com/o/r/pull/4".to_string(),
-        ];
+        let comments = vec!["old".to_string(), "https://github.com/o/r/pull/4".to_string()];
         assert_eq!(
             bound_pr(&[HandoffEvent::Other], &comments),
             Some(PrRef::new("o", "r", 4))
@@ -498,21 +450,12 @@ mod tests {
 
     #[test]
     fn ci_timeout_override_from_comment_then_description() {
+        assert_eq!(ci_wait_timeout_minutes("x ci_wait_timeout_minutes=25 y", &[]), Some(25));
         assert_eq!(
-            ci_wait_timeout_minutes("x ci_wait_timeout_minutes=25 y", &[]),
-            Some(25)
-        );
-        assert_eq!(
-            ci_wait_timeout_minutes(
-                "ci_wait_timeout_minutes=25",
-                &["ci_wait_timeout_minutes=3".into()]
-            ),
+            ci_wait_timeout_minutes("ci_wait_timeout_minutes=25", &["ci_wait_timeout_minutes=3".into()]),
             Some(3)
         );
-        assert_eq!(
-            ci_wait_timeout_minutes("ci_wait_timeout_minutes=0", &[]),
-            None
-        );
+        assert_eq!(ci_wait_timeout_minutes("ci_wait_timeout_minutes=0", &[]), None);
         assert_eq!(ci_wait_timeout_minutes("nothing", &["nope".into()]), None);
     }
 }

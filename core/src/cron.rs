@@ -65,16 +65,9 @@ impl Schedule {
             expr
         };
         if pattern.starts_with('@')
-            && ![
-                "@yearly",
-                "@annually",
-                "@monthly",
-                "@weekly",
-                "@daily",
-                "@hourly",
-            ]
-            .iter()
-            .any(|d| d.eq_ignore_ascii_case(pattern))
+            && !["@yearly", "@annually", "@monthly", "@weekly", "@daily", "@hourly"]
+                .iter()
+                .any(|d| d.eq_ignore_ascii_case(pattern))
         {
             return Err(CronError(format!("unknown descriptor {pattern}")));
         }
@@ -122,12 +115,7 @@ pub fn is_due(expr: &str, timezone: &str, anchor: DateTime<Utc>, now: DateTime<U
 }
 
 /// The next `count` run times after `now`, for the editor's preview.
-pub fn upcoming(
-    expr: &str,
-    timezone: &str,
-    now: DateTime<Utc>,
-    count: usize,
-) -> Vec<DateTime<Utc>> {
+pub fn upcoming(expr: &str, timezone: &str, now: DateTime<Utc>, count: usize) -> Vec<DateTime<Utc>> {
     let Ok(schedule) = Schedule::parse(expr, timezone) else {
         return vec![];
     };
@@ -161,25 +149,16 @@ mod tests {
     #[test]
     fn next_fire_in_utc_and_in_a_zone() {
         let s = Schedule::parse("0 9 * * *", "UTC").unwrap();
-        assert_eq!(
-            s.next_after(t("2026-03-08T08:00:00Z")),
-            Some(t("2026-03-08T09:00:00Z"))
-        );
+        assert_eq!(s.next_after(t("2026-03-08T08:00:00Z")), Some(t("2026-03-08T09:00:00Z")));
         let s = Schedule::parse("0 9 * * *", "Europe/Berlin").unwrap();
         // 09:00 in Berlin is 08:00 UTC in winter
-        assert_eq!(
-            s.next_after(t("2026-01-10T00:00:00Z")),
-            Some(t("2026-01-10T08:00:00Z"))
-        );
+        assert_eq!(s.next_after(t("2026-01-10T00:00:00Z")), Some(t("2026-01-10T08:00:00Z")));
     }
 
     #[test]
     fn next_is_strictly_after() {
         let s = Schedule::parse("0 * * * *", "").unwrap();
-        assert_eq!(
-            s.next_after(t("2026-03-08T09:00:00Z")),
-            Some(t("2026-03-08T10:00:00Z"))
-        );
+        assert_eq!(s.next_after(t("2026-03-08T09:00:00Z")), Some(t("2026-03-08T10:00:00Z")));
     }
 
     #[test]
@@ -197,10 +176,7 @@ mod tests {
             assert!(Schedule::parse(d, "UTC").is_ok(), "{d}");
         }
         let s = Schedule::parse("@every 90s", "Europe/Berlin").unwrap();
-        assert_eq!(
-            s.next_after(t("2026-03-08T09:00:00Z")),
-            Some(t("2026-03-08T09:01:30Z"))
-        );
+        assert_eq!(s.next_after(t("2026-03-08T09:00:00Z")), Some(t("2026-03-08T09:01:30Z")));
         assert!(Schedule::parse("@every nope", "UTC").is_err());
         assert!(Schedule::parse("@fortnightly", "UTC").is_err());
     }
@@ -208,10 +184,7 @@ mod tests {
     #[test]
     fn zone_prefix_wins_and_bad_zones_are_rejected() {
         let s = Schedule::parse("CRON_TZ=America/New_York 0 9 * * *", "Asia/Tokyo").unwrap();
-        assert_eq!(
-            s.next_after(t("2026-01-10T00:00:00Z")),
-            Some(t("2026-01-10T14:00:00Z"))
-        );
+        assert_eq!(s.next_after(t("2026-01-10T00:00:00Z")), Some(t("2026-01-10T14:00:00Z")));
         assert!(Schedule::parse("0 9 * * *", "Mars/Olympus").is_err());
     }
 
@@ -227,34 +200,16 @@ mod tests {
         // 1st of the month OR a Monday
         let s = Schedule::parse("0 0 1 * 1", "UTC").unwrap();
         // 2026-03-02 is a Monday
-        assert_eq!(
-            s.next_after(t("2026-03-01T12:00:00Z")),
-            Some(t("2026-03-02T00:00:00Z"))
-        );
+        assert_eq!(s.next_after(t("2026-03-01T12:00:00Z")), Some(t("2026-03-02T00:00:00Z")));
     }
 
     #[test]
     fn due_rule_missed_slot_and_blank() {
         let anchor = t("2026-03-08T08:30:00Z");
-        assert!(!is_due(
-            "0 9 * * *",
-            "UTC",
-            anchor,
-            t("2026-03-08T08:59:59Z")
-        ));
-        assert!(is_due(
-            "0 9 * * *",
-            "UTC",
-            anchor,
-            t("2026-03-08T09:00:00Z")
-        ));
+        assert!(!is_due("0 9 * * *", "UTC", anchor, t("2026-03-08T08:59:59Z")));
+        assert!(is_due("0 9 * * *", "UTC", anchor, t("2026-03-08T09:00:00Z")));
         // down for three days: still due (once; the caller moves the anchor to now)
-        assert!(is_due(
-            "0 9 * * *",
-            "UTC",
-            anchor,
-            t("2026-03-11T12:00:00Z")
-        ));
+        assert!(is_due("0 9 * * *", "UTC", anchor, t("2026-03-11T12:00:00Z")));
         assert!(!is_due(
             "0 9 * * *",
             "UTC",
@@ -280,9 +235,6 @@ mod tests {
 
     #[test]
     fn scheduled_dedup_key_is_per_minute() {
-        assert_eq!(
-            scheduled_dedup_key("tr1", t("1970-01-01T00:02:59Z")),
-            "scheduled:tr1:2"
-        );
+        assert_eq!(scheduled_dedup_key("tr1", t("1970-01-01T00:02:59Z")), "scheduled:tr1:2");
     }
 }

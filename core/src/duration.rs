@@ -30,9 +30,7 @@ pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
     let mut rest = s;
     let mut total = 0f64;
     while !rest.is_empty() {
-        let num_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(err)?;
+        let num_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(err)?;
         if num_len == 0 {
             return Err(err());
         }

@@ -126,12 +126,7 @@ pub fn split_repo_query(input: &str) -> Option<(String, String)> {
 
 /// The editor's max-runs input: invalid or below 1 becomes 1.
 pub fn parse_max_runs(input: &str) -> i64 {
-    input
-        .trim()
-        .parse::<i64>()
-        .ok()
-        .filter(|n| *n >= 1)
-        .unwrap_or(1)
+    input.trim().parse::<i64>().ok().filter(|n| *n >= 1).unwrap_or(1)
 }
 
 /// Save is allowed once the trimmed name is non-empty.
@@ -141,12 +136,8 @@ pub fn can_save(name: &str) -> bool {
 
 /// After the condition changes, the prompt follows the new default only while
 /// it still equals some registry default.
-pub fn prompt_after_condition_change(
-    current: &str,
-    condition: Option<TriggerType>,
-) -> Option<String> {
-    registry::is_default_prompt(current)
-        .then(|| seeding_entry(condition).default_prompt.to_string())
+pub fn prompt_after_condition_change(current: &str, condition: Option<TriggerType>) -> Option<String> {
+    registry::is_default_prompt(current).then(|| seeding_entry(condition).default_prompt.to_string())
 }
 
 /// Badge colours: GitHub types purple, schedule blue, webhook orange.
@@ -263,12 +254,7 @@ pub fn summary(t: TriggerType, config: &Value) -> Summary {
             let events: Vec<String> = config
                 .get("events")
                 .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
+                .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
                 .unwrap_or_default();
             if events.is_empty() {
                 Summary::plain("automations-summary-pr-event")
@@ -308,9 +294,7 @@ pub fn picker_groups() -> Vec<(&'static str, Vec<&'static Entry>)> {
 /// Picker search: case-insensitive on label and description.
 pub fn picker_matches(entry: &Entry, query: &str) -> bool {
     let q = query.trim().to_lowercase();
-    q.is_empty()
-        || entry.label.to_lowercase().contains(&q)
-        || entry.description.to_lowercase().contains(&q)
+    q.is_empty() || entry.label.to_lowercase().contains(&q) || entry.description.to_lowercase().contains(&q)
 }
 
 /// "Would this fire?" for one recent merged PR, by the backend's own gates.
@@ -322,8 +306,7 @@ pub fn preview_merged(
     config: &Value,
 ) -> Result<(), Gate> {
     check_event(pr)?;
-    let cfg: GithubPrMergedConfig =
-        serde_json::from_value(config.clone()).map_err(|_| Gate::Config)?;
+    let cfg: GithubPrMergedConfig = serde_json::from_value(config.clone()).map_err(|_| Gate::Config)?;
     check_trigger(task_workspace, automation_workspace, &cfg, pr)
 }
 
@@ -354,14 +337,8 @@ mod tests {
 
     #[test]
     fn picker_is_enabled_for_merged_and_disabled_for_github_pr_first() {
-        assert!(repository_picker_enabled(condition_type(&[
-            Scheduled,
-            GithubPrMerged
-        ])));
-        assert!(!repository_picker_enabled(condition_type(&[
-            GithubPr,
-            GithubPrMerged
-        ])));
+        assert!(repository_picker_enabled(condition_type(&[Scheduled, GithubPrMerged])));
+        assert!(!repository_picker_enabled(condition_type(&[GithubPr, GithubPrMerged])));
         assert!(repository_picker_enabled(None));
     }
 
@@ -393,9 +370,7 @@ mod tests {
     #[test]
     fn dead_config_predicate() {
         assert!(merged_config_is_dead(&json!({})));
-        assert!(merged_config_is_dead(
-            &json!({"all_repos": false, "repos": []})
-        ));
+        assert!(merged_config_is_dead(&json!({"all_repos": false, "repos": []})));
         assert!(!merged_config_is_dead(
             &json!({"all_repos": false, "repos": [{"owner": "acme", "name": ""}]})
         ));
@@ -420,10 +395,7 @@ mod tests {
         assert!(toggle_org(&r, "acme").is_empty());
         assert_eq!(add_repo(&r, "acme", "api").len(), 2);
         assert_eq!(add_repo(&add_repo(&[], "a", "b"), "a", "b").len(), 1);
-        assert_eq!(
-            split_repo_query("acme/ap"),
-            Some(("acme".into(), "ap".into()))
-        );
+        assert_eq!(split_repo_query("acme/ap"), Some(("acme".into(), "ap".into())));
         assert_eq!(split_repo_query("acme"), None);
     }
 
@@ -435,18 +407,12 @@ mod tests {
         }
         assert_eq!(style(Scheduled).color, TriggerColor::Blue);
         assert_eq!(style(Webhook).color, TriggerColor::Orange);
-        assert_eq!(
-            style(GithubPrMerged).badge,
-            "automations-badge-github-pr-merged"
-        );
+        assert_eq!(style(GithubPrMerged).badge, "automations-badge-github-pr-merged");
     }
 
     #[test]
     fn summaries_never_echo_the_type_id() {
-        assert_eq!(
-            summary(GithubPrMerged, &json!({})).id,
-            "automations-summary-pr-merged"
-        );
+        assert_eq!(summary(GithubPrMerged, &json!({})).id, "automations-summary-pr-merged");
         assert_eq!(
             summary(Scheduled, &json!({"cron_expression": "@hourly"})).id,
             "automations-cron-every-hour"
@@ -461,10 +427,7 @@ mod tests {
         );
         assert_eq!(
             s.args,
-            vec![
-                ("expr", "5 4 * * *".to_string()),
-                ("tz", "Europe/Berlin".to_string())
-            ]
+            vec![("expr", "5 4 * * *".to_string()), ("tz", "Europe/Berlin".to_string())]
         );
         assert_eq!(
             summary(GithubPr, &json!({"events": ["opened"]})).args,
@@ -501,10 +464,7 @@ mod tests {
             prompt_after_condition_change(default, Some(GithubPrMerged)).as_deref(),
             Some(registry::GITHUB_PR_MERGED_PROMPT)
         );
-        assert_eq!(
-            prompt_after_condition_change("mine", Some(GithubPrMerged)),
-            None
-        );
+        assert_eq!(prompt_after_condition_change("mine", Some(GithubPrMerged)), None);
     }
 
     #[test]
@@ -518,14 +478,8 @@ mod tests {
             base_branch: "main".into(),
             ..Default::default()
         };
-        assert_eq!(
-            preview_merged(&pr, "W", "W", &json!({"all_repos": true})),
-            Ok(())
-        );
-        assert_eq!(
-            preview_merged(&pr, "W", "W", &json!({})),
-            Err(Gate::Repository)
-        );
+        assert_eq!(preview_merged(&pr, "W", "W", &json!({"all_repos": true})), Ok(()));
+        assert_eq!(preview_merged(&pr, "W", "W", &json!({})), Err(Gate::Repository));
         assert_eq!(
             preview_merged(&pr, "V", "W", &json!({"all_repos": true})),
             Err(Gate::Workspace)

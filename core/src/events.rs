@@ -130,8 +130,7 @@ pub trait FromPayload: Sized + DeserializeOwned + Clone {
                 if !v.is_object() {
                     return Err(PayloadError::NotAnObject);
                 }
-                serde_json::from_value(v.clone())
-                    .map_err(|e| PayloadError::Malformed(e.to_string()))
+                serde_json::from_value(v.clone()).map_err(|e| PayloadError::Malformed(e.to_string()))
             }
             _ => Err(PayloadError::WrongKind),
         }
@@ -211,8 +210,7 @@ impl Event {
 
     /// Decodes a wire envelope; the data stays JSON for the consumer to normalise.
     pub fn from_wire(bytes: &[u8]) -> Result<Event, PayloadError> {
-        let wire: WireEvent =
-            serde_json::from_slice(bytes).map_err(|e| PayloadError::Malformed(e.to_string()))?;
+        let wire: WireEvent = serde_json::from_slice(bytes).map_err(|e| PayloadError::Malformed(e.to_string()))?;
         Ok(Event {
             id: wire.id,
             subject: wire.subject,
@@ -271,10 +269,7 @@ mod tests {
             json!({"pr_number": "seven"}),
             json!({"task_id": 5}),
         ] {
-            assert!(
-                TaskPr::from_payload(&Payload::Json(bad.clone())).is_err(),
-                "{bad}"
-            );
+            assert!(TaskPr::from_payload(&Payload::Json(bad.clone())).is_err(), "{bad}");
         }
         assert_eq!(
             TaskPr::from_payload(&Payload::Push(PushReceived::default())),
@@ -284,14 +279,8 @@ mod tests {
 
     #[test]
     fn offsets_are_converted_to_utc() {
-        let p = TaskPr::from_payload(&Payload::Json(
-            json!({"merged_at": "2026-03-08T13:00:00+01:00"}),
-        ))
-        .unwrap();
-        assert_eq!(
-            p.merged_at.unwrap().to_rfc3339(),
-            "2026-03-08T12:00:00+00:00"
-        );
+        let p = TaskPr::from_payload(&Payload::Json(json!({"merged_at": "2026-03-08T13:00:00+01:00"}))).unwrap();
+        assert_eq!(p.merged_at.unwrap().to_rfc3339(), "2026-03-08T12:00:00+00:00");
     }
 
     trait Fixed {

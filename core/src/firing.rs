@@ -148,11 +148,7 @@ mod tests {
             "webhook",
             "manual",
         ] {
-            for row in [
-                RunRow::TaskCreated,
-                RunRow::CapSkipped,
-                RunRow::PreTaskFailed,
-            ] {
+            for row in [RunRow::TaskCreated, RunRow::CapSkipped, RunRow::PreTaskFailed] {
                 assert_eq!(row_dedup_key(t, "k", row), "k", "{t} {row:?}");
             }
         }
@@ -182,13 +178,7 @@ mod tests {
             "[Auto] PR merged — acme/api#7"
         );
         assert_eq!(
-            resolve_title(
-                "Custom {{data.repo}}",
-                "N",
-                "github_pr_merged",
-                &data,
-                now()
-            ),
+            resolve_title("Custom {{data.repo}}", "N", "github_pr_merged", &data, now()),
             "Custom acme/api"
         );
         assert_eq!(
@@ -201,9 +191,7 @@ mod tests {
         );
         let long = "x".repeat(80);
         assert_eq!(
-            resolve_title(&long, "N", "manual", &json!({}), now())
-                .chars()
-                .count(),
+            resolve_title(&long, "N", "manual", &json!({}), now()).chars().count(),
             60
         );
     }

@@ -96,14 +96,9 @@ impl Outcome {
     }
 
     pub fn parse(s: &str) -> Option<Outcome> {
-        [
-            Outcome::Fired,
-            Outcome::Deduplicated,
-            Outcome::Capped,
-            Outcome::Stopped,
-        ]
-        .into_iter()
-        .find(|o| o.as_str() == s)
+        [Outcome::Fired, Outcome::Deduplicated, Outcome::Capped, Outcome::Stopped]
+            .into_iter()
+            .find(|o| o.as_str() == s)
     }
 }
 

@@ -117,9 +117,7 @@ impl Context<'_> {
         if let Some((_, key)) = family(self.firing_type).iter().find(|(t, _)| *t == token) {
             return Some(self.data.get(*key).map(format_value).unwrap_or_default());
         }
-        let path = token
-            .strip_prefix("data.")
-            .or_else(|| token.strip_prefix("webhook."))?;
+        let path = token.strip_prefix("data.").or_else(|| token.strip_prefix("webhook."))?;
         resolve_path(&self.data, path).map(format_value)
     }
 }
@@ -188,19 +186,11 @@ mod tests {
     #[test]
     fn pr_number_renders_as_a_bare_integer() {
         assert_eq!(
-            render(
-                "{{data.pr_number}}",
-                "github_pr_merged",
-                json!({"pr_number": 7})
-            ),
+            render("{{data.pr_number}}", "github_pr_merged", json!({"pr_number": 7})),
             "7"
         );
         assert_eq!(
-            render(
-                "{{data.pr_number}}",
-                "github_pr_merged",
-                json!({"pr_number": 7.0})
-            ),
+            render("{{data.pr_number}}", "github_pr_merged", json!({"pr_number": 7.0})),
             "7"
         );
     }
@@ -228,36 +218,22 @@ mod tests {
             "{{ data.x }} {{data.*}}"
         );
         assert_eq!(render("{{{data.x}}}", "manual", json!({"x": 1})), "{1}");
-        assert_eq!(
-            render("open {{ no close", "manual", json!({})),
-            "open {{ no close"
-        );
+        assert_eq!(render("open {{ no close", "manual", json!({})), "open {{ no close");
     }
 
     #[test]
     fn fixed_tokens_and_families() {
         assert_eq!(
-            render(
-                "{{trigger.type}} {{trigger.timestamp}}",
-                "scheduled",
-                json!({})
-            ),
+            render("{{trigger.type}} {{trigger.timestamp}}", "scheduled", json!({})),
             "scheduled 2026-03-08T12:00:00Z"
         );
         let pr = json!({"number": 42, "title": "Fix", "html_url": "u", "repo": "o/r"});
         assert_eq!(
-            render(
-                "{{pr.repo}}#{{pr.number}} {{pr.title}} {{pr.body}}|",
-                "github_pr",
-                pr
-            ),
+            render("{{pr.repo}}#{{pr.number}} {{pr.title}} {{pr.body}}|", "github_pr", pr),
             "o/r#42 Fix |"
         );
         // a family token of another type is stripped
-        assert_eq!(
-            render("[{{pr.title}}]", "github_push", json!({"title": "x"})),
-            "[]"
-        );
+        assert_eq!(render("[{{pr.title}}]", "github_push", json!({"title": "x"})), "[]");
         assert_eq!(
             render("{{push.branch}}", "github_push", json!({"branch": "main"})),
             "main"
@@ -271,18 +247,9 @@ mod tests {
     #[test]
     fn data_and_webhook_paths_resolve_objects_and_arrays() {
         let d = json!({"pull_request": {"number": 5, "labels": ["a", "b"]}, "ok": true, "obj": {"b": 1, "a": 2}});
-        assert_eq!(
-            render("{{webhook.pull_request.number}}", "webhook", d.clone()),
-            "5"
-        );
-        assert_eq!(
-            render("{{data.pull_request.labels.1}}", "manual", d.clone()),
-            "b"
-        );
-        assert_eq!(
-            render("[{{data.pull_request.labels.9}}]", "manual", d.clone()),
-            "[]"
-        );
+        assert_eq!(render("{{webhook.pull_request.number}}", "webhook", d.clone()), "5");
+        assert_eq!(render("{{data.pull_request.labels.1}}", "manual", d.clone()), "b");
+        assert_eq!(render("[{{data.pull_request.labels.9}}]", "manual", d.clone()), "[]");
         assert_eq!(render("{{data.ok}}", "manual", d.clone()), "true");
         assert_eq!(
             render("{{data.pull_request.labels}}", "manual", d.clone()),

@@ -52,10 +52,7 @@ pub fn check_trigger(
     cfg: &GithubPrMergedConfig,
     pr: &TaskPr,
 ) -> Result<(), Gate> {
-    if task_workspace.is_empty()
-        || automation_workspace.is_empty()
-        || task_workspace != automation_workspace
-    {
+    if task_workspace.is_empty() || automation_workspace.is_empty() || task_workspace != automation_workspace {
         return Err(Gate::Workspace);
     }
     if !merged_repo_matches(cfg, &pr.owner, &pr.repo) {
@@ -110,8 +107,7 @@ impl FiredSet {
 
     /// Adds the pair; `false` when it was already there (the trigger is skipped).
     pub fn admit(&mut self, automation_id: &str, dedup_key: &str) -> bool {
-        self.pairs
-            .insert((automation_id.to_string(), dedup_key.to_string()))
+        self.pairs.insert((automation_id.to_string(), dedup_key.to_string()))
     }
 }
 

@@ -136,10 +136,7 @@ pub fn parse_github_delivery(event: &str, body: &[u8]) -> Result<GithubDelivery,
         "pull_request" | "pull_request_review" => {
             let ev: PullRequestEvent = serde_json::from_slice(body).map_err(bad)?;
             if event == "pull_request" && !PR_ACTIONS.contains(&ev.action.as_str()) {
-                return Ok(GithubDelivery::Ignored(format!(
-                    "pull_request action {}",
-                    ev.action
-                )));
+                return Ok(GithubDelivery::Ignored(format!("pull_request action {}", ev.action)));
             }
             Ok(GithubDelivery::PullRequest {
                 owner: ev.repository.owner.login,
@@ -151,10 +148,7 @@ pub fn parse_github_delivery(event: &str, body: &[u8]) -> Result<GithubDelivery,
         "push" => {
             let ev: PushEvent = serde_json::from_slice(body).map_err(bad)?;
             let Some(branch) = ev.git_ref.strip_prefix("refs/heads/") else {
-                return Ok(GithubDelivery::Ignored(format!(
-                    "ref {} is not a branch",
-                    ev.git_ref
-                )));
+                return Ok(GithubDelivery::Ignored(format!("ref {} is not a branch", ev.git_ref)));
             };
             if ev.deleted || ev.after.is_empty() || ev.after == ZERO_SHA {
                 return Ok(GithubDelivery::Ignored("branch deletion".into()));
@@ -178,10 +172,7 @@ pub fn parse_github_delivery(event: &str, body: &[u8]) -> Result<GithubDelivery,
         "check_run" => {
             let ev: CheckRunEvent = serde_json::from_slice(body).map_err(bad)?;
             if ev.action != "completed" {
-                return Ok(GithubDelivery::Ignored(format!(
-                    "check_run action {}",
-                    ev.action
-                )));
+                return Ok(GithubDelivery::Ignored(format!("check_run action {}", ev.action)));
             }
             let (branch, suite_sha) = ev
                 .check_run
@@ -206,9 +197,7 @@ pub fn parse_github_delivery(event: &str, body: &[u8]) -> Result<GithubDelivery,
             }))
         }
         "ping" => Ok(GithubDelivery::Ignored("ping".into())),
-        other => Ok(GithubDelivery::Ignored(format!(
-            "event {other} is not handled"
-        ))),
+        other => Ok(GithubDelivery::Ignored(format!("event {other} is not handled"))),
     }
 }
 
@@ -233,16 +222,9 @@ mod tests {
             "head_commit": {"id": "b1", "message": "feat: x"}
         });
         let d = parse_github_delivery("push", body.to_string().as_bytes()).unwrap();
-        let GithubDelivery::Push(p) = d else {
-            panic!("{d:?}")
-        };
+        let GithubDelivery::Push(p) = d else { panic!("{d:?}") };
         assert_eq!(
-            (
-                p.owner.as_str(),
-                p.repo.as_str(),
-                p.branch.as_str(),
-                p.sha.as_str()
-            ),
+            (p.owner.as_str(), p.repo.as_str(), p.branch.as_str(), p.sha.as_str()),
             ("acme", "api", "main", "b1")
         );
         assert_eq!(p.message, "feat: x");
@@ -252,7 +234,8 @@ mod tests {
     #[test]
     fn push_deletions_tags_and_zero_shas_are_ignored() {
         let mk = |r: &str, after: &str, deleted: bool| {
-            json!({"ref": r, "after": after, "deleted": deleted, "repository": {"name": "a", "owner": {"login": "o"}}}).to_string()
+            json!({"ref": r, "after": after, "deleted": deleted, "repository": {"name": "a", "owner": {"login": "o"}}})
+                .to_string()
         };
         for body in [
             mk("refs/tags/v1", "b", false),
@@ -275,8 +258,7 @@ mod tests {
                 "repository": {"name": "api", "owner": {"login": "acme"}}})
             .to_string()
         };
-        let GithubDelivery::CheckRun(c) =
-            parse_github_delivery("check_run", body("completed").as_bytes()).unwrap()
+        let GithubDelivery::CheckRun(c) = parse_github_delivery("check_run", body("completed").as_bytes()).unwrap()
         else {
             panic!()
         };
@@ -292,10 +274,9 @@ mod tests {
 
     #[test]
     fn pull_request_and_review_deliveries_name_the_pr() {
-        let body =
-            json!({"action": "closed", "number": 7, "pull_request": {"number": 7, "merged": true},
+        let body = json!({"action": "closed", "number": 7, "pull_request": {"number": 7, "merged": true},
             "repository": {"name": "api", "owner": {"login": "acme"}}})
-            .to_string();
+        .to_string();
         assert_eq!(
             parse_github_delivery("pull_request", body.as_bytes()).unwrap(),
             GithubDelivery::PullRequest {

@@ -14,10 +14,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use axum::Router;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::{AcpRuntime, RuntimeSettings};
 use crate::automation::merged::MergedPrSubscriber;
 use crate::automation::push_ci::PushCiSubscriber;
 use crate::automation::scheduler::Scheduler;
@@ -28,8 +28,9 @@ use crate::clock::{Clock, SystemClock};
 use crate::config::Settings;
 use crate::http;
 use crate::live::LiveHub;
+use crate::mcp::McpEndpoints;
 use crate::metrics::Metrics;
-use crate::orchestrator::Orchestrator;
+use crate::orchestrator::{AgentRuntime, Orchestrator};
 use crate::store::Store;
 
 /// Everything the HTTP handlers and components share.
@@ -43,6 +44,7 @@ pub struct Services {
     pub board: Arc<BoardService>,
     pub automation: Arc<AutomationService>,
     pub orchestrator: Arc<Orchestrator>,
+    pub runtime: Arc<AcpRuntime>,
     pub ready: AtomicBool,
 }
 
@@ -60,6 +62,9 @@ pub enum StartError {
 #[derive(Default)]
 pub struct BuildOptions {
     pub clock: Option<Arc<dyn Clock>>,
+    /// The `kandev` binary that runs `mock-agent` (tests embed the server in
+    /// another executable).
+    pub mock_agent_bin: Option<std::path::PathBuf>,
 }
 
 /// The running components, in start order.
@@ -78,10 +83,7 @@ pub struct Application {
 }
 
 /// Builds the services with every lookup wired (step 1).
-pub async fn construct(
-    settings: Settings,
-    options: BuildOptions,
-) -> Result<Arc<Services>, StartError> {
+pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<Services>, StartError> {
     crate::tls::install_crypto_provider();
     let store = Store::connect(&settings.database_url).await?;
     let bus = if settings.nats_url.trim().is_empty() {
@@ -92,11 +94,7 @@ pub async fn construct(
     let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
     let live = LiveHub::default();
     let metrics = Metrics::default();
-    let board = Arc::new(BoardService::new(
-        store.clone(),
-        clock.clone(),
-        live.clone(),
-    ));
+    let board = Arc::new(BoardService::new(store.clone(), clock.clone(), live.clone()));
     let automation = Arc::new(AutomationService::new(
         store.clone(),
         bus.clone(),
@@ -115,6 +113,20 @@ pub async fn construct(
         metrics.clone(),
         live.clone(),
     ));
+    let runtime = Arc::new(AcpRuntime::new(
+        store.clone(),
+        clock.clone(),
+        live.clone(),
+        RuntimeSettings {
+            default_agent: settings.default_agent.clone(),
+            data_dir: settings.data_dir.clone(),
+            turn_timeout: settings.agent_turn_timeout,
+            mock_agent_bin: options.mock_agent_bin,
+        },
+    ));
+    orchestrator.set_runtime(Arc::new(runtime.clone()) as Arc<dyn AgentRuntime>);
+    runtime.set_orchestrator(&orchestrator);
+    board.add_listener(runtime.clone());
     Ok(Arc::new(Services {
         settings,
         store,
@@ -125,24 +137,28 @@ pub async fn construct(
         board,
         automation,
         orchestrator,
+        runtime,
         ready: AtomicBool::new(false),
     }))
 }
 
 impl Application {
-    pub async fn build(
-        settings: Settings,
-        options: BuildOptions,
-    ) -> Result<Application, StartError> {
+    pub async fn build(settings: Settings, options: BuildOptions) -> Result<Application, StartError> {
         let listen = settings.listen.clone();
         let services = construct(settings, options).await?;
+        // Bind first: agents started during start-up need the MCP address.
+        // Connections wait in the backlog until serving starts (step 5).
+        let listener = TcpListener::bind(&listen)
+            .await
+            .map_err(|e| StartError::Listen(listen.clone(), e))?;
+        let address = listener
+            .local_addr()
+            .map_err(|e| StartError::Listen(listen.clone(), e))?;
+        services.runtime.set_base_url(format!("http://{address}"));
         let components = Components {
             merged: MergedPrSubscriber::new(services.automation.clone()),
             push_ci: PushCiSubscriber::new(services.automation.clone()),
-            scheduler: Scheduler::new(
-                services.automation.clone(),
-                services.settings.scheduler_interval,
-            ),
+            scheduler: Scheduler::new(services.automation.clone(), services.settings.scheduler_interval),
         };
         // 2. orchestrator, 3. automation components; a failure unwinds what started.
         services.orchestrator.start().await?;
@@ -152,22 +168,12 @@ impl Application {
             return Err(e);
         }
         // 5. HTTP.
-        let listener = TcpListener::bind(&listen)
-            .await
-            .map_err(|e| StartError::Listen(listen.clone(), e))?;
-        let address = listener
-            .local_addr()
-            .map_err(|e| StartError::Listen(listen.clone(), e))?;
-        let router = http::router(
-            services.clone(),
-            Router::new(),
-            &services.settings.web_dir.clone(),
-        );
+        let extra = McpEndpoints::new(services.store.clone(), services.board.clone()).router();
+        let router = http::router(services.clone(), extra, &services.settings.web_dir.clone());
         let shutdown = CancellationToken::new();
         let stop = shutdown.clone();
         let server = tokio::spawn(async move {
-            let serve = axum::serve(listener, router)
-                .with_graceful_shutdown(async move { stop.cancelled().await });
+            let serve = axum::serve(listener, router).with_graceful_shutdown(async move { stop.cancelled().await });
             if let Err(e) = serve.await {
                 tracing::error!(error = %e, "HTTP server stopped");
             }
@@ -198,6 +204,7 @@ impl Application {
         let _ = self.server.await;
         stop_automation(&self.components).await;
         self.services.orchestrator.stop().await;
+        self.services.runtime.shutdown().await;
         self.services.store.close().await;
     }
 

@@ -6,11 +6,7 @@ use crate::app::{Application, BuildOptions};
 use crate::config::Settings;
 
 #[derive(Parser)]
-#[command(
-    name = "kandev",
-    version,
-    about = "Kandev: a task board for AI coding agents"
-)]
+#[command(name = "kandev", version, about = "Kandev: a task board for AI coding agents")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -19,18 +15,24 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Run the server (API, engine, GitHub poller, web app).
-    Serve(Settings),
+    Serve(Box<Settings>),
+    /// An ACP agent on stdio that runs `e2e:` scripts (tests and demos).
+    MockAgent,
 }
 
 pub async fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Serve(settings) => {
             crate::telemetry::init(settings.log_format == "json");
-            let app = Application::build(settings, BuildOptions::default())
+            let app = Application::build(*settings, BuildOptions::default())
                 .await
                 .map_err(|e| e.to_string())?;
             app.run_until_signal().await;
             Ok(())
+        }
+        Command::MockAgent => {
+            crate::tls::install_crypto_provider();
+            crate::mock_agent::run().await
         }
     }
 }

@@ -15,21 +15,13 @@ pub struct Settings {
     #[arg(long, env = "KANDEV_LISTEN", default_value = "127.0.0.1:38080")]
     pub listen: String,
     /// `sqlite://PATH` or `postgres://…`.
-    #[arg(
-        long,
-        env = "KANDEV_DATABASE_URL",
-        default_value = "sqlite://./kandev.db"
-    )]
+    #[arg(long, env = "KANDEV_DATABASE_URL", default_value = "sqlite://./kandev.db")]
     pub database_url: String,
     /// NATS server; empty selects the in-process bus.
     #[arg(long, env = "KANDEV_NATS_URL", default_value = "")]
     pub nats_url: String,
     /// GitHub REST base URL (GitHub Enterprise, or a simulator).
-    #[arg(
-        long,
-        env = "KANDEV_GITHUB_API_URL",
-        default_value = "https://api.github.com"
-    )]
+    #[arg(long, env = "KANDEV_GITHUB_API_URL", default_value = "https://api.github.com")]
     pub github_api_url: String,
     /// Token for GitHub calls; without it GitHub features stay idle.
     #[arg(long, env = "GITHUB_TOKEN", hide_env_values = true)]

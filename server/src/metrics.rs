@@ -13,10 +13,7 @@ use prometheus_client::registry::Registry;
 type Labels = Vec<(String, String)>;
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
 #[derive(Clone)]
@@ -34,18 +31,13 @@ impl Default for Metrics {
     fn default() -> Self {
         let mut registry = Registry::with_prefix("kandev");
         let http_requests = Family::<Labels, Counter>::default();
-        let http_duration = Family::<Labels, Histogram>::new_with_constructor(|| {
-            Histogram::new(exponential_buckets(0.001, 2.0, 14))
-        });
+        let http_duration =
+            Family::<Labels, Histogram>::new_with_constructor(|| Histogram::new(exponential_buckets(0.001, 2.0, 14)));
         let events_evaluated = Family::<Labels, Counter>::default();
         let runs = Family::<Labels, Counter>::default();
         let github_remaining = Family::<Labels, Gauge>::default();
         let github_requests = Family::<Labels, Counter>::default();
-        registry.register(
-            "http_requests",
-            "HTTP requests served",
-            http_requests.clone(),
-        );
+        registry.register("http_requests", "HTTP requests served", http_requests.clone());
         registry.register(
             "http_request_duration_seconds",
             "HTTP request latency",
@@ -83,11 +75,7 @@ impl Metrics {
     pub fn http_request(&self, method: &str, route: &str, status: u16, seconds: f64) {
         let status = status.to_string();
         self.http_requests
-            .get_or_create(&labels(&[
-                ("method", method),
-                ("route", route),
-                ("status", &status),
-            ]))
+            .get_or_create(&labels(&[("method", method), ("route", route), ("status", &status)]))
             .inc();
         self.http_duration
             .get_or_create(&labels(&[("method", method), ("route", route)]))
@@ -96,17 +84,12 @@ impl Metrics {
 
     pub fn evaluation(&self, trigger_type: &str, outcome: &str) {
         self.events_evaluated
-            .get_or_create(&labels(&[
-                ("trigger_type", trigger_type),
-                ("outcome", outcome),
-            ]))
+            .get_or_create(&labels(&[("trigger_type", trigger_type), ("outcome", outcome)]))
             .inc();
     }
 
     pub fn run(&self, status: &str) {
-        self.runs
-            .get_or_create(&labels(&[("status", status)]))
-            .inc();
+        self.runs.get_or_create(&labels(&[("status", status)])).inc();
     }
 
     pub fn github_budget(&self, bucket: &str, remaining: i64) {

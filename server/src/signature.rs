@@ -10,8 +10,7 @@ type HmacSha256 = Hmac<Sha256>;
 
 /// `sha256=<hex>` for a body.
 pub fn sign(secret: &str, body: &[u8]) -> String {
-    let mut mac =
-        HmacSha256::new_from_slice(secret.as_bytes()).expect("HMAC takes keys of any length");
+    let mut mac = HmacSha256::new_from_slice(secret.as_bytes()).expect("HMAC takes keys of any length");
     mac.update(body);
     format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
 }

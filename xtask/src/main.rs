@@ -22,9 +22,7 @@ fn main() -> ExitCode {
     let result = match command {
         "setup" => tools::setup(),
         "web" => tools::setup().and_then(|_| web::build()),
-        "run" => tools::setup()
-            .and_then(|_| web::build())
-            .and_then(|_| run(&rest)),
+        "run" => tools::setup().and_then(|_| web::build()).and_then(|_| run(&rest)),
         "test" => test(&rest),
         "bench" => bench(&rest),
         _ => {
@@ -65,27 +63,14 @@ fn test(extra: &[String]) -> Result<(), String> {
     sh::step("core builds for wasm32-unknown-unknown");
     sh::run(
         "cargo",
-        &[
-            "build",
-            "-p",
-            "kandev-core",
-            "--target",
-            "wasm32-unknown-unknown",
-        ],
+        &["build", "-p", "kandev-core", "--target", "wasm32-unknown-unknown"],
         &[],
     )?;
     sh::step("formatting and lints");
     sh::run("cargo", &["fmt", "--all", "--", "--check"], &[])?;
     sh::run(
         "cargo",
-        &[
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--",
-            "-D",
-            "warnings",
-        ],
+        &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
         &[],
     )?;
     let running = services::start()?;
@@ -94,10 +79,7 @@ fn test(extra: &[String]) -> Result<(), String> {
     args.extend(extra.iter().map(String::as_str));
     let result = sh::run("cargo", &args, &running.env());
     drop(running);
-    sh::step(&format!(
-        "test command finished in {:.0?}",
-        started.elapsed()
-    ));
+    sh::step(&format!("test command finished in {:.0?}", started.elapsed()));
     result
 }
 

@@ -17,10 +17,7 @@ fn postgres_bin() -> Option<PathBuf> {
         .map(|e| e.path().join("bin"))
         .collect();
     versions.sort();
-    versions
-        .into_iter()
-        .rev()
-        .find(|b| b.join("postgres").exists())
+    versions.into_iter().rev().find(|b| b.join("postgres").exists())
 }
 
 fn on_path(name: &str) -> bool {
@@ -104,11 +101,7 @@ pub fn start() -> Result<Running, String> {
     // initdb and postgres refuse to run as root: use the postgres account then.
     let as_postgres = sh::is_root();
     if as_postgres {
-        sh::run(
-            "chown",
-            &["-R", "postgres", &base.display().to_string()],
-            &[],
-        )?;
+        sh::run("chown", &["-R", "postgres", &base.display().to_string()], &[])?;
         // The account must be able to reach the directory.
         let mut dir = base.clone();
         while let Some(parent) = dir.parent() {
@@ -126,14 +119,7 @@ pub fn start() -> Result<Running, String> {
         }
     };
     let status = pg(&bin.join("initdb"))
-        .args([
-            "-D",
-            &data.display().to_string(),
-            "-A",
-            "trust",
-            "-U",
-            "postgres",
-        ])
+        .args(["-D", &data.display().to_string(), "-A", "trust", "-U", "postgres"])
         .stdout(Stdio::null())
         .status()
         .map_err(|e| format!("initdb: {e}"))?;
@@ -181,9 +167,8 @@ pub fn start() -> Result<Running, String> {
         .map_err(|e| format!("nats-server: {e}"))?;
     running.children.push(child);
     wait_for_port(nats_port, "nats-server")?;
-    running.env.push((
-        "KANDEV_TEST_NATS_URL".into(),
-        format!("nats://127.0.0.1:{nats_port}"),
-    ));
+    running
+        .env
+        .push(("KANDEV_TEST_NATS_URL".into(), format!("nats://127.0.0.1:{nats_port}")));
     Ok(running)
 }

@@ -34,10 +34,7 @@ pub fn is_root() -> bool {
 
 /// `apt-get install` (through sudo when not root).
 pub fn apt_install(packages: &[&str]) -> Result<(), String> {
-    step(&format!(
-        "installing Debian packages: {}",
-        packages.join(" ")
-    ));
+    step(&format!("installing Debian packages: {}", packages.join(" ")));
     let (prog, mut args): (&str, Vec<&str>) = if is_root() {
         ("apt-get", vec![])
     } else {
@@ -48,9 +45,5 @@ pub fn apt_install(packages: &[&str]) -> Result<(), String> {
     run(prog, &update, &[])?;
     args.extend(["install", "-y", "-qq", "--no-install-recommends"]);
     args.extend(packages);
-    run(
-        prog,
-        &args,
-        &[("DEBIAN_FRONTEND".into(), "noninteractive".into())],
-    )
+    run(prog, &args, &[("DEBIAN_FRONTEND".into(), "noninteractive".into())])
 }

@@ -62,8 +62,7 @@ pub fn build() -> Result<(), String> {
         &[],
     )?;
     for file in ["index.html", "style.css"] {
-        fs::copy(root().join("web").join(file), dist.join(file))
-            .map_err(|e| format!("{file}: {e}"))?;
+        fs::copy(root().join("web").join(file), dist.join(file)).map_err(|e| format!("{file}: {e}"))?;
     }
     copy_dir(&root().join("web/assets"), &dist.join("assets"))?;
     copy_dir(&root().join("locales"), &dist.join("locales"))?;

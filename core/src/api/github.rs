@@ -55,10 +55,7 @@ impl GithubWorkspaceSettings {
     pub fn allows_org(&self, login: &str) -> bool {
         match self.repo_scope_mode {
             RepoScopeMode::All => true,
-            RepoScopeMode::Orgs => self
-                .repo_scope_orgs
-                .iter()
-                .any(|o| o.eq_ignore_ascii_case(login)),
+            RepoScopeMode::Orgs => self.repo_scope_orgs.iter().any(|o| o.eq_ignore_ascii_case(login)),
             RepoScopeMode::Repos => self
                 .repo_scope_repos
                 .iter()

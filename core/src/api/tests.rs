@@ -16,10 +16,7 @@ fn archive_result_omits_false_already_archived() {
         success: true,
         already_archived: false,
     };
-    assert_eq!(
-        serde_json::to_value(&fresh).unwrap(),
-        json!({"success": true})
-    );
+    assert_eq!(serde_json::to_value(&fresh).unwrap(), json!({"success": true}));
     let again = ArchiveResult {
         success: true,
         already_archived: true,

@@ -106,10 +106,7 @@ fn entry_without_owner_matches_nothing() {
 fn event_with_empty_owner_or_repo_does_not_fire() {
     let c = cfg(r#"{"all_repos":true}"#);
     assert_eq!(check_event(&pr("", "api", "main")), Err(Gate::RepoIdentity));
-    assert_eq!(
-        check_event(&pr("acme", "", "main")),
-        Err(Gate::RepoIdentity)
-    );
+    assert_eq!(check_event(&pr("acme", "", "main")), Err(Gate::RepoIdentity));
     assert!(!fires(&c, &pr("", "api", "main")));
 }
 
@@ -128,12 +125,7 @@ fn event_with_empty_pr_url_fires_and_renders_empty() {
     let mut p = pr("acme", "api", "main");
     p.pr_url = String::new();
     assert!(fires(&c, &p));
-    let out = interpolate(
-        "[{{data.pr_url}}]",
-        "github_pr_merged",
-        &trigger_data(&p),
-        now(),
-    );
+    let out = interpolate("[{{data.pr_url}}]", "github_pr_merged", &trigger_data(&p), now());
     assert_eq!(out, "[]");
 }
 
@@ -141,21 +133,10 @@ fn event_with_empty_pr_url_fires_and_renders_empty() {
 fn event_with_empty_base_branch_matches_empty_list_and_star_but_not_literal() {
     let p = pr("acme", "api", "");
     assert!(fires(&cfg(r#"{"all_repos":true,"base_branches":[]}"#), &p));
-    let out = interpolate(
-        "[{{data.base_branch}}]",
-        "github_pr_merged",
-        &trigger_data(&p),
-        now(),
-    );
+    let out = interpolate("[{{data.base_branch}}]", "github_pr_merged", &trigger_data(&p), now());
     assert_eq!(out, "[]");
-    assert!(fires(
-        &cfg(r#"{"all_repos":true,"base_branches":["*"]}"#),
-        &p
-    ));
-    assert!(!fires(
-        &cfg(r#"{"all_repos":true,"base_branches":["main"]}"#),
-        &p
-    ));
+    assert!(fires(&cfg(r#"{"all_repos":true,"base_branches":["*"]}"#), &p));
+    assert!(!fires(&cfg(r#"{"all_repos":true,"base_branches":["main"]}"#), &p));
 }
 
 // --- Detection gates that need no store ---
@@ -172,12 +153,7 @@ fn merged_event_with_nil_merged_at_fires_and_renders_empty() {
     let p = pr("acme", "api", "main");
     assert!(p.merged_at.is_none());
     assert!(fires(&cfg(r#"{"all_repos":true}"#), &p));
-    let out = interpolate(
-        "[{{data.merged_at}}]",
-        "github_pr_merged",
-        &trigger_data(&p),
-        now(),
-    );
+    let out = interpolate("[{{data.merged_at}}]", "github_pr_merged", &trigger_data(&p), now());
     assert_eq!(out, "[]");
 }
 
@@ -246,23 +222,11 @@ fn trigger_data_has_exactly_the_six_keys() {
     p.author_login = "a".into();
     p.head_branch = "h".into();
     let data = trigger_data(&p);
-    let mut keys: Vec<&str> = data
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let mut keys: Vec<&str> = data.as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort();
     assert_eq!(
         keys,
-        [
-            "base_branch",
-            "merged_at",
-            "pr_number",
-            "pr_url",
-            "repo",
-            "task_id"
-        ]
+        ["base_branch", "merged_at", "pr_number", "pr_url", "repo", "task_id"]
     );
     assert_eq!(data["repo"], "Acme/API", "the case GitHub reports");
     assert!(data["pr_number"].is_number());

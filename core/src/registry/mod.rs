@@ -63,16 +63,8 @@ pub const COMMON_PLACEHOLDERS: &[(&str, &str, &str)] = &[
         "Trigger type (scheduled, github_pr, webhook, etc.)",
         "scheduled",
     ),
-    (
-        "trigger.timestamp",
-        "When the trigger fired",
-        "2026-03-08T12:00:00Z",
-    ),
-    (
-        "data.*",
-        "Access any field from trigger data",
-        "data.action",
-    ),
+    ("trigger.timestamp", "When the trigger fired", "2026-03-08T12:00:00Z"),
+    ("data.*", "Access any field from trigger data", "data.action"),
 ];
 
 pub const GITHUB_PR_MERGED_DESCRIPTION: &str = "Triggers when a pull request linked to a task in this workspace is merged. Detected by Kandev's PR poller, so it can lag the merge by up to a minute.";
@@ -102,11 +94,7 @@ pub const ENTRIES: [Entry; 6] = [
         placeholders: &[
             ("pr.number", "Pull request number", "42"),
             ("pr.title", "Pull request title", "Fix the bug"),
-            (
-                "pr.url",
-                "Pull request URL",
-                "https://github.com/org/repo/pull/42",
-            ),
+            ("pr.url", "Pull request URL", "https://github.com/org/repo/pull/42"),
             ("pr.author", "PR author login", "alice"),
             ("pr.repo", "Repository (owner/name)", "org/repo"),
             ("pr.branch", "Head branch name", "fix-bug"),
@@ -129,27 +117,11 @@ pub const ENTRIES: [Entry; 6] = [
                 "Id of the task whose pull request merged",
                 "t_01H8XK...",
             ),
-            (
-                "data.repo",
-                "Repository the pull request belonged to",
-                "acme/api",
-            ),
+            ("data.repo", "Repository the pull request belonged to", "acme/api"),
             ("data.pr_number", "Pull request number", "7"),
-            (
-                "data.pr_url",
-                "Pull request URL",
-                "https://github.com/acme/api/pull/7",
-            ),
-            (
-                "data.base_branch",
-                "Branch the pull request merged into",
-                "main",
-            ),
-            (
-                "data.merged_at",
-                "Merge timestamp, RFC3339 UTC",
-                "2026-03-08T12:00:00Z",
-            ),
+            ("data.pr_url", "Pull request URL", "https://github.com/acme/api/pull/7"),
+            ("data.base_branch", "Branch the pull request merged into", "main"),
+            ("data.merged_at", "Merge timestamp, RFC3339 UTC", "2026-03-08T12:00:00Z"),
         ],
     },
     Entry {

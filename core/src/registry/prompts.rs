@@ -6,8 +6,7 @@ pub const GITHUB_PR_PROMPT: &str = "Review PR #{{pr.number}} in {{pr.repo}}: {{p
 
 /// Pinned by the spec and asserted byte for byte: the security posture of the
 /// merged trigger rests on this text.
-pub const GITHUB_PR_MERGED_PROMPT: &str =
-    "A pull request linked to a Kandev task has merged. Archive that task.
+pub const GITHUB_PR_MERGED_PROMPT: &str = "A pull request linked to a Kandev task has merged. Archive that task.
 
 Call the `archive_task_kandev` tool exactly once, with task id: {{data.task_id}}
 
@@ -24,7 +23,6 @@ Rules:
 pub const GITHUB_PUSH_PROMPT: &str =
     "Review push to {{push.branch}} in {{push.repo}}\n\nCommit: {{push.sha}}\n{{push.message}}";
 
-pub const GITHUB_CI_PROMPT: &str =
-    "CI check '{{ci.check_name}}' {{ci.conclusion}} in {{ci.repo}}\n\n{{ci.url}}";
+pub const GITHUB_CI_PROMPT: &str = "CI check '{{ci.check_name}}' {{ci.conclusion}} in {{ci.repo}}\n\n{{ci.url}}";
 
 pub const WEBHOOK_PROMPT: &str = "Process webhook event.\n\n{{webhook.body}}";

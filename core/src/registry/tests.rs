@@ -63,10 +63,7 @@ fn registry_guard_six_entries_in_order_with_exact_merged_entry() {
         serde_json::from_str(r#"{ "repos": [], "all_repos": true, "base_branches": [] }"#).unwrap();
     assert_eq!(merged.default_config, expected);
     // 5. default prompt byte for byte
-    assert_eq!(
-        merged.default_prompt.as_bytes(),
-        PINNED_MERGED_PROMPT.as_bytes()
-    );
+    assert_eq!(merged.default_prompt.as_bytes(), PINNED_MERGED_PROMPT.as_bytes());
 }
 
 #[test]
@@ -90,42 +87,18 @@ fn merged_placeholders_are_the_six_records_then_the_common_three() {
             "Id of the task whose pull request merged",
             "t_01H8XK...",
         ),
-        (
-            "data.repo",
-            "Repository the pull request belonged to",
-            "acme/api",
-        ),
+        ("data.repo", "Repository the pull request belonged to", "acme/api"),
         ("data.pr_number", "Pull request number", "7"),
-        (
-            "data.pr_url",
-            "Pull request URL",
-            "https://github.com/acme/api/pull/7",
-        ),
-        (
-            "data.base_branch",
-            "Branch the pull request merged into",
-            "main",
-        ),
-        (
-            "data.merged_at",
-            "Merge timestamp, RFC3339 UTC",
-            "2026-03-08T12:00:00Z",
-        ),
+        ("data.pr_url", "Pull request URL", "https://github.com/acme/api/pull/7"),
+        ("data.base_branch", "Branch the pull request merged into", "main"),
+        ("data.merged_at", "Merge timestamp, RFC3339 UTC", "2026-03-08T12:00:00Z"),
         (
             "trigger.type",
             "Trigger type (scheduled, github_pr, webhook, etc.)",
             "scheduled",
         ),
-        (
-            "trigger.timestamp",
-            "When the trigger fired",
-            "2026-03-08T12:00:00Z",
-        ),
-        (
-            "data.*",
-            "Access any field from trigger data",
-            "data.action",
-        ),
+        ("trigger.timestamp", "When the trigger fired", "2026-03-08T12:00:00Z"),
+        ("data.*", "Access any field from trigger data", "data.action"),
     ];
     let want: Vec<(String, String, String)> = want
         .into_iter()
@@ -178,11 +151,7 @@ fn every_entry_matches_the_engine_baseline_contract_values() {
         // the source keeps compact JSON, like its neighbours
         assert_eq!(ENTRIES[i].default_config, *config);
     }
-    assert_eq!(
-        reg[0].placeholders.len(),
-        3,
-        "scheduled has only the common three"
-    );
+    assert_eq!(reg[0].placeholders.len(), 3, "scheduled has only the common three");
     for e in &reg {
         assert!(!e.default_prompt.ends_with('\n'));
         let n = e.placeholders.len();

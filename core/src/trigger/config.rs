@@ -131,8 +131,7 @@ pub struct ConfigError(pub String);
 /// Configs must be JSON objects: serde would otherwise accept an array as a
 /// struct, which the engine's decoding never did.
 fn parse_as<T: for<'de> Deserialize<'de>>(raw: &str) -> Result<T, ConfigError> {
-    let value: serde_json::Value =
-        serde_json::from_str(raw).map_err(|e| ConfigError(e.to_string()))?;
+    let value: serde_json::Value = serde_json::from_str(raw).map_err(|e| ConfigError(e.to_string()))?;
     if !value.is_object() {
         return Err(ConfigError("config must be a JSON object".into()));
     }
@@ -224,11 +223,7 @@ mod tests {
     #[test]
     fn every_type_parses_its_registry_default_and_the_empty_object() {
         for e in crate::registry::ENTRIES {
-            assert!(
-                parse_config(e.trigger_type, e.default_config).is_ok(),
-                "{}",
-                e.label
-            );
+            assert!(parse_config(e.trigger_type, e.default_config).is_ok(), "{}", e.label);
             assert!(parse_config(e.trigger_type, "{}").is_ok(), "{}", e.label);
         }
     }
@@ -249,22 +244,11 @@ mod tests {
         use serde_json::json;
         assert!(validate_for_save(TriggerType::GithubPrMerged, &json!("garbage")).is_ok());
         assert!(validate_for_save(TriggerType::Scheduled, &json!({"cron_expression": ""})).is_ok());
-        assert!(
-            validate_for_save(
-                TriggerType::Scheduled,
-                &json!({"cron_expression": "0 9 * * 1"})
-            )
-            .is_ok()
-        );
-        let err = validate_for_save(TriggerType::Scheduled, &json!({"cron_expression": "nope"}))
-            .unwrap_err();
+        assert!(validate_for_save(TriggerType::Scheduled, &json!({"cron_expression": "0 9 * * 1"})).is_ok());
+        let err = validate_for_save(TriggerType::Scheduled, &json!({"cron_expression": "nope"})).unwrap_err();
         assert!(err.starts_with("invalid schedule \"nope\": "), "{err}");
-        let err =
-            validate_for_save(TriggerType::Scheduled, &json!({"cron_expression": 5})).unwrap_err();
-        assert!(
-            err.starts_with("invalid scheduled trigger config: "),
-            "{err}"
-        );
+        let err = validate_for_save(TriggerType::Scheduled, &json!({"cron_expression": 5})).unwrap_err();
+        assert!(err.starts_with("invalid scheduled trigger config: "), "{err}");
         let err = validate_for_save(
             TriggerType::Scheduled,
             &json!({"cron_expression": "@daily", "timezone": "Mars/Olympus"}),

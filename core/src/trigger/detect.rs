@@ -10,17 +10,11 @@ use crate::events::{CheckRunCompleted, PushReceived};
 use crate::gate::Gate;
 
 /// Push: exact repository, workspace membership, branch glob.
-pub fn check_push(
-    cfg: &GithubPushConfig,
-    ev: &PushReceived,
-    automation_workspace: &str,
-) -> Result<(), Gate> {
+pub fn check_push(cfg: &GithubPushConfig, ev: &PushReceived, automation_workspace: &str) -> Result<(), Gate> {
     if !exact_repo_match(&cfg.repos, &ev.owner, &ev.repo) {
         return Err(Gate::Repository);
     }
-    if automation_workspace.is_empty()
-        || !ev.workspace_ids.iter().any(|w| w == automation_workspace)
-    {
+    if automation_workspace.is_empty() || !ev.workspace_ids.iter().any(|w| w == automation_workspace) {
         return Err(Gate::WorkspaceMembership);
     }
     if !branch_list_matches(&cfg.branches, &ev.branch) {
@@ -44,17 +38,11 @@ pub fn push_data(ev: &PushReceived) -> Value {
 }
 
 /// CI: exact repository, workspace membership, conclusion, check name, head branch.
-pub fn check_ci(
-    cfg: &GithubCiConfig,
-    ev: &CheckRunCompleted,
-    automation_workspace: &str,
-) -> Result<(), Gate> {
+pub fn check_ci(cfg: &GithubCiConfig, ev: &CheckRunCompleted, automation_workspace: &str) -> Result<(), Gate> {
     if !exact_repo_match(&cfg.repos, &ev.owner, &ev.repo) {
         return Err(Gate::Repository);
     }
-    if automation_workspace.is_empty()
-        || !ev.workspace_ids.iter().any(|w| w == automation_workspace)
-    {
+    if automation_workspace.is_empty() || !ev.workspace_ids.iter().any(|w| w == automation_workspace) {
         return Err(Gate::WorkspaceMembership);
     }
     if !value_list_matches(&cfg.conclusions, &ev.conclusion) {
@@ -164,10 +152,7 @@ mod tests {
             branches: vec!["main".into()],
         };
         assert_eq!(check_push(&cfg, &push(), "W"), Ok(()));
-        assert_eq!(
-            check_push(&cfg, &push(), "V"),
-            Err(Gate::WorkspaceMembership)
-        );
+        assert_eq!(check_push(&cfg, &push(), "V"), Err(Gate::WorkspaceMembership));
         cfg.branches = vec!["release/*".into()];
         assert_eq!(check_push(&cfg, &push(), "W"), Err(Gate::Branch));
         cfg.repos = vec![];

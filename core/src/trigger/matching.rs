@@ -38,9 +38,7 @@ pub fn exact_repo_match(filters: &[RepoFilter], owner: &str, name: &str) -> bool
 
 /// Whether a push/CI filter list has at least one entry that can ever match.
 pub fn has_exact_repo(filters: &[RepoFilter]) -> bool {
-    filters
-        .iter()
-        .any(|f| !f.owner.is_empty() && !f.name.is_empty())
+    filters.iter().any(|f| !f.owner.is_empty() && !f.name.is_empty())
 }
 
 /// One merged-PR repository entry: a non-empty owner equal case-insensitively,
@@ -54,11 +52,7 @@ pub fn merged_repo_entry_matches(entry: &RepoFilter, owner: &str, repo: &str) ->
 /// The merged-PR repository rule: `all_repos` matches everything; otherwise an
 /// entry must match; an empty list matches nothing.
 pub fn merged_repo_matches(cfg: &GithubPrMergedConfig, owner: &str, repo: &str) -> bool {
-    cfg.all_repos
-        || cfg
-            .repos
-            .iter()
-            .any(|e| merged_repo_entry_matches(e, owner, repo))
+    cfg.all_repos || cfg.repos.iter().any(|e| merged_repo_entry_matches(e, owner, repo))
 }
 
 /// Trim entries and drop the ones left empty. The result may be empty (= all).
@@ -93,10 +87,7 @@ mod tests {
         assert!(branch_glob("release/*", "release/v2"));
         assert!(branch_glob("release/*", "release/"));
         assert!(!branch_glob("release/*", "main"));
-        assert!(
-            !branch_glob("rel*ase", "release"),
-            "only a trailing star is special"
-        );
+        assert!(!branch_glob("rel*ase", "release"), "only a trailing star is special");
         assert!(!branch_glob(" main", "main"), "no trimming in the glob");
     }
 
@@ -106,11 +97,7 @@ mod tests {
         assert!(exact_repo_match(&f, "acme", "api"));
         assert!(!exact_repo_match(&f, "ACME", "api"));
         assert!(!exact_repo_match(&[], "acme", "api"));
-        assert!(!exact_repo_match(
-            &[RepoFilter::new("acme", "")],
-            "acme",
-            "api"
-        ));
+        assert!(!exact_repo_match(&[RepoFilter::new("acme", "")], "acme", "api"));
     }
 
     #[test]
@@ -140,11 +127,7 @@ mod tests {
             "acme",
             "api"
         ));
-        assert!(!merged_repo_matches(
-            &cfg(vec![RepoFilter::new("", "")]),
-            "",
-            ""
-        ));
+        assert!(!merged_repo_matches(&cfg(vec![RepoFilter::new("", "")]), "", ""));
         assert!(!merged_repo_matches(&cfg(vec![]), "acme", "api"));
         let all = GithubPrMergedConfig {
             all_repos: true,

@@ -1,3 +1,8 @@
 //! Agents: profiles, and the ACP runtime that runs run tasks' sessions.
 
 pub mod profiles;
+mod runtime;
+mod transcript;
+pub mod workdir;
+
+pub use runtime::{AcpRuntime, RuntimeSettings};

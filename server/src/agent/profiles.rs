@@ -53,15 +53,11 @@ pub async fn create(
 
 /// Which profile runs a session: the automation's, else `KANDEV_DEFAULT_AGENT`
 /// (a profile id or name, or a command line), else the mock agent.
-pub async fn resolve(
-    store: &Store,
-    profile_id: &str,
-    default_agent: Option<&str>,
-) -> ServiceResult<AgentProfile> {
+pub async fn resolve(store: &Store, profile_id: &str, default_agent: Option<&str>) -> ServiceResult<AgentProfile> {
     if !profile_id.is_empty() {
-        return by_id_or_name(store, profile_id).await?.ok_or_else(|| {
-            ServiceError::Invalid(format!("agent profile {profile_id} does not exist"))
-        });
+        return by_id_or_name(store, profile_id)
+            .await?
+            .ok_or_else(|| ServiceError::Invalid(format!("agent profile {profile_id} does not exist")));
     }
     let Some(default) = default_agent.map(str::trim).filter(|d| !d.is_empty()) else {
         return Ok(mock_profile());
@@ -90,9 +86,5 @@ async fn by_id_or_name(store: &Store, key: &str) -> ServiceResult<Option<AgentPr
         Err(StoreError::NotFound) => {}
         Err(e) => return Err(e.into()),
     }
-    Ok(store
-        .list_agent_profiles()
-        .await?
-        .into_iter()
-        .find(|p| p.name == key))
+    Ok(store.list_agent_profiles().await?.into_iter().find(|p| p.name == key))
 }

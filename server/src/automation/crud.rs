@@ -2,8 +2,8 @@
 
 use kandev_core::TriggerType;
 use kandev_core::api::{
-    Automation, CreateAutomation, CreatedAutomation, Evaluation, MOCK_AGENT_PROFILE_ID,
-    ManualRunResult, NewTrigger, PatchAutomation, PatchTrigger, Run, Trigger,
+    Automation, CreateAutomation, CreatedAutomation, Evaluation, MOCK_AGENT_PROFILE_ID, ManualRunResult, NewTrigger,
+    PatchAutomation, PatchTrigger, Run, Trigger,
 };
 use kandev_core::firing::{clamp_max_concurrent_runs_on_create, manual_data};
 use kandev_core::trigger::FiringType;
@@ -20,9 +20,9 @@ use crate::store::NewAutomation;
 /// system's randomness fails, creating the automation fails.
 fn new_webhook_secret() -> ServiceResult<String> {
     let mut bytes = [0u8; 16];
-    OsRng.try_fill_bytes(&mut bytes).map_err(|e| {
-        ServiceError::Internal(format!("no randomness for the webhook secret: {e}"))
-    })?;
+    OsRng
+        .try_fill_bytes(&mut bytes)
+        .map_err(|e| ServiceError::Internal(format!("no randomness for the webhook secret: {e}")))?;
     Ok(hex::encode(bytes))
 }
 
@@ -40,9 +40,7 @@ impl AutomationService {
         let mut seen = std::collections::HashSet::new();
         for id in ids {
             if !seen.insert(id) {
-                return Err(ServiceError::Invalid(format!(
-                    "repository {id} is listed twice"
-                )));
+                return Err(ServiceError::Invalid(format!("repository {id} is listed twice")));
             }
             match self.store.get_repository(id).await {
                 Ok(r) if r.workspace_id == workspace_id => {}
@@ -63,20 +61,16 @@ impl AutomationService {
         }
         match self.store.get_agent_profile(id).await {
             Ok(_) => Ok(()),
-            Err(crate::store::StoreError::NotFound) => Err(ServiceError::Invalid(format!(
-                "agent profile {id} does not exist"
-            ))),
+            Err(crate::store::StoreError::NotFound) => {
+                Err(ServiceError::Invalid(format!("agent profile {id} does not exist")))
+            }
             Err(e) => Err(e.into()),
         }
     }
 
     /// Validates everything first, then writes the automation, its triggers and
     /// repositories in one transaction.
-    pub async fn create(
-        &self,
-        workspace_id: &str,
-        req: CreateAutomation,
-    ) -> ServiceResult<CreatedAutomation> {
+    pub async fn create(&self, workspace_id: &str, req: CreateAutomation) -> ServiceResult<CreatedAutomation> {
         self.store
             .get_workspace(workspace_id)
             .await
@@ -86,8 +80,7 @@ impl AutomationService {
             return Err(ServiceError::Invalid("name is required".into()));
         }
         let repository_ids = req.repository_ids.unwrap_or_default();
-        self.check_repositories(workspace_id, &repository_ids)
-            .await?;
+        self.check_repositories(workspace_id, &repository_ids).await?;
         let agent_profile_id = req.agent_profile_id.unwrap_or_default();
         self.check_agent_profile(&agent_profile_id).await?;
         let triggers = req.triggers.unwrap_or_default();
@@ -108,9 +101,7 @@ impl AutomationService {
                     executor_profile_id: req.executor_profile_id.unwrap_or_default(),
                     repository_ids,
                     enabled: req.enabled.unwrap_or(true),
-                    max_concurrent_runs: clamp_max_concurrent_runs_on_create(
-                        req.max_concurrent_runs,
-                    ),
+                    max_concurrent_runs: clamp_max_concurrent_runs_on_create(req.max_concurrent_runs),
                     webhook_secret: secret.clone(),
                     triggers: triggers
                         .into_iter()
@@ -151,9 +142,7 @@ impl AutomationService {
         }
         if let Some(n) = req.max_concurrent_runs {
             if n < 1 {
-                return Err(ServiceError::Invalid(
-                    "max_concurrent_runs must be at least 1".into(),
-                ));
+                return Err(ServiceError::Invalid("max_concurrent_runs must be at least 1".into()));
             }
             a.max_concurrent_runs = n;
         }
@@ -222,12 +211,7 @@ impl AutomationService {
             enabled: None,
         })?;
         self.store
-            .update_trigger(
-                id,
-                &config,
-                req.enabled.unwrap_or(t.enabled),
-                self.clock.now(),
-            )
+            .update_trigger(id, &config, req.enabled.unwrap_or(t.enabled), self.clock.now())
             .await?;
         Ok(self.store.get_trigger(id).await?)
     }
@@ -291,17 +275,10 @@ impl AutomationService {
         Ok(())
     }
 
-    pub async fn evaluations(
-        &self,
-        automation_id: &str,
-        limit: i64,
-    ) -> ServiceResult<Vec<Evaluation>> {
+    pub async fn evaluations(&self, automation_id: &str, limit: i64) -> ServiceResult<Vec<Evaluation>> {
         self.get(automation_id).await?;
         self.recorder.flush().await;
-        Ok(self
-            .store
-            .list_evaluations(automation_id, limit.clamp(1, 200))
-            .await?)
+        Ok(self.store.list_evaluations(automation_id, limit.clamp(1, 200)).await?)
     }
 
     /// Run now: type `manual`, data `{"source":"manual"}`, no dedup. The
@@ -324,13 +301,11 @@ impl AutomationService {
                 skipped: false,
                 reason: String::new(),
             },
-            FireOutcome::Skipped { reason, .. } | FireOutcome::Capped { reason } => {
-                ManualRunResult {
-                    triggered: false,
-                    skipped: true,
-                    reason,
-                }
-            }
+            FireOutcome::Skipped { reason, .. } | FireOutcome::Capped { reason } => ManualRunResult {
+                triggered: false,
+                skipped: true,
+                reason,
+            },
         })
     }
 }

@@ -4,8 +4,8 @@
 
 use kandev_core::events::{AUTOMATION_TRIGGERED, AutomationTriggered, Payload, SOURCE_AUTOMATION};
 use kandev_core::firing::{
-    RunRow, SKIP_ALREADY_FIRED, SKIP_AUTOMATION_DISABLED, SKIP_AUTOMATION_MISSING, cap_reached,
-    cap_reason, row_dedup_key,
+    RunRow, SKIP_ALREADY_FIRED, SKIP_AUTOMATION_DISABLED, SKIP_AUTOMATION_MISSING, cap_reached, cap_reason,
+    row_dedup_key,
 };
 use kandev_core::gate::{Gate, Outcome};
 use kandev_core::run_status::RunStatus;
@@ -52,9 +52,7 @@ impl FireOutcome {
     pub fn outcome(&self) -> (Outcome, Option<Gate>) {
         match self {
             FireOutcome::Fired => (Outcome::Fired, None),
-            FireOutcome::Skipped {
-                gate: Gate::Dedup, ..
-            } => (Outcome::Deduplicated, Some(Gate::Dedup)),
+            FireOutcome::Skipped { gate: Gate::Dedup, .. } => (Outcome::Deduplicated, Some(Gate::Dedup)),
             FireOutcome::Skipped { gate, .. } => (Outcome::Stopped, Some(*gate)),
             FireOutcome::Capped { .. } => (Outcome::Capped, Some(Gate::ConcurrencyCap)),
         }
@@ -110,11 +108,8 @@ impl AutomationService {
             match self.store.insert_run(&row, now).await {
                 Ok(run_id) => {
                     self.metrics.run(RunStatus::Skipped.as_str());
-                    self.live.notify(
-                        &automation.workspace_id,
-                        kandev_core::api::LIVE_RUN_UPDATED,
-                        &run_id,
-                    );
+                    self.live
+                        .notify(&automation.workspace_id, kandev_core::api::LIVE_RUN_UPDATED, &run_id);
                 }
                 Err(e) => {
                     tracing::warn!(automation_id = %automation.id, error = %e, "could not write the cap-skip run row")
@@ -122,10 +117,7 @@ impl AutomationService {
             }
         }
         if !req.trigger_id.is_empty()
-            && let Err(e) = self
-                .store
-                .set_trigger_last_evaluated_at(&req.trigger_id, now)
-                .await
+            && let Err(e) = self.store.set_trigger_last_evaluated_at(&req.trigger_id, now).await
         {
             tracing::warn!(trigger_id = %req.trigger_id, error = %e, "could not move last_evaluated_at");
         }
@@ -171,8 +163,7 @@ impl AutomationService {
         gate: Option<Gate>,
     ) {
         let (automation_id, trigger_id) = target;
-        self.metrics
-            .evaluation(event.trigger_type, outcome.as_str());
+        self.metrics.evaluation(event.trigger_type, outcome.as_str());
         self.recorder.record(EvaluationRecord {
             automation_id: automation_id.to_string(),
             trigger_id: trigger_id.to_string(),

@@ -7,9 +7,7 @@ use std::sync::Arc;
 use kandev_core::TriggerType;
 use kandev_core::events::{Event, FromPayload, TASK_PR_UPDATED};
 use kandev_core::gate::{Gate, Outcome};
-use kandev_core::merged::{
-    FiredSet, check_event, check_origin, check_trigger, dedup_key, trigger_data,
-};
+use kandev_core::merged::{FiredSet, check_event, check_origin, check_trigger, dedup_key, trigger_data};
 use kandev_core::task_pr::TaskPr;
 use kandev_core::trigger::config::parse_merged;
 use tokio::sync::Mutex;
@@ -59,10 +57,7 @@ impl MergedPrSubscriber {
                 "no task-origin lookup is wired: github_pr_merged will not fire; merged-PR events fail closed until the lookup is available"
             );
         } else {
-            tracing::info!(
-                trigger_type = "github_pr_merged",
-                "merged-PR subscription active"
-            );
+            tracing::info!(trigger_type = "github_pr_merged", "merged-PR subscription active");
         }
         Ok(())
     }
@@ -106,9 +101,7 @@ pub async fn handle(service: &AutomationService, event: Event) {
         tracing::debug!(task_id = %pr.task_id, "no task-origin lookup wired; merged-PR event fails closed");
         return;
     };
-    let origin = lookup
-        .task_workspace_and_automation_origin(&pr.task_id)
-        .await;
+    let origin = lookup.task_workspace_and_automation_origin(&pr.task_id).await;
     let origin = match check_origin(origin.as_ref()) {
         Ok(o) => o.clone(),
         Err(gate) => {
@@ -139,16 +132,10 @@ pub async fn handle(service: &AutomationService, event: Event) {
     for t in triggers {
         // Events of other workspaces are not this automation's business: they
         // leave no evaluation record.
-        let own_workspace =
-            !origin.workspace_id.is_empty() && origin.workspace_id == t.automation_workspace_id;
+        let own_workspace = !origin.workspace_id.is_empty() && origin.workspace_id == t.automation_workspace_id;
         let note = |outcome: Outcome, gate: Option<Gate>| {
             if own_workspace {
-                service.note_evaluation(
-                    (&t.automation_id, &t.trigger_id),
-                    &evaluated,
-                    outcome,
-                    gate,
-                );
+                service.note_evaluation((&t.automation_id, &t.trigger_id), &evaluated, outcome, gate);
             }
         };
         let cfg = match parse_merged(&t.config_raw) {
@@ -159,9 +146,7 @@ pub async fn handle(service: &AutomationService, event: Event) {
                 continue;
             }
         };
-        if let Err(gate) =
-            check_trigger(&origin.workspace_id, &t.automation_workspace_id, &cfg, &pr)
-        {
+        if let Err(gate) = check_trigger(&origin.workspace_id, &t.automation_workspace_id, &cfg, &pr) {
             note(Outcome::Stopped, Some(gate));
             continue;
         }

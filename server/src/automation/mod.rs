@@ -66,10 +66,7 @@ impl AutomationService {
     }
 
     pub fn task_origin_lookup(&self) -> Option<Arc<dyn TaskOriginLookup>> {
-        self.lookup
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.lookup.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     pub fn store(&self) -> &Store {

@@ -5,14 +5,10 @@
 use std::sync::Arc;
 
 use kandev_core::TriggerType;
-use kandev_core::events::{
-    CHECK_RUN_COMPLETED, CheckRunCompleted, Event, FromPayload, PUSH_RECEIVED, PushReceived,
-};
+use kandev_core::events::{CHECK_RUN_COMPLETED, CheckRunCompleted, Event, FromPayload, PUSH_RECEIVED, PushReceived};
 use kandev_core::gate::{Gate, Outcome};
 use kandev_core::trigger::config::{parse_ci, parse_push};
-use kandev_core::trigger::detect::{
-    check_ci, check_push, ci_data, ci_dedup_key, push_data, push_dedup_key,
-};
+use kandev_core::trigger::detect::{check_ci, check_push, ci_data, ci_dedup_key, push_data, push_dedup_key};
 use serde_json::Value;
 use tokio::sync::Mutex;
 
@@ -153,10 +149,7 @@ pub async fn handle_push(service: &AutomationService, event: Event) {
             return;
         }
     };
-    let summary = format!(
-        "push to {}/{}@{} ({})",
-        push.owner, push.repo, push.branch, push.sha
-    );
+    let summary = format!("push to {}/{}@{} ({})", push.owner, push.repo, push.branch, push.sha);
     let check = |t: &TriggerWithAutomation| {
         let cfg = parse_push(&t.config_raw).map_err(|e| {
             tracing::debug!(trigger_id = %t.trigger_id, error = %e, "invalid github_push config; trigger skipped");

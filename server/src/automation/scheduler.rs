@@ -97,11 +97,7 @@ pub async fn tick(service: &AutomationService) {
                 let summary = format!(
                     "schedule {} ({})",
                     cfg.cron_expression.trim(),
-                    if cfg.timezone.is_empty() {
-                        "UTC"
-                    } else {
-                        &cfg.timezone
-                    }
+                    if cfg.timezone.is_empty() { "UTC" } else { &cfg.timezone }
                 );
                 let evaluated = EvaluatedEvent {
                     trigger_type: "scheduled",

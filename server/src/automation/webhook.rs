@@ -52,9 +52,7 @@ impl AutomationService {
             return Err(ServiceError::Conflict("no enabled webhook trigger".into()));
         };
         if body.len() > MAX_BODY_BYTES {
-            return Err(ServiceError::TooLarge(
-                "webhook body is larger than 1 MiB".into(),
-            ));
+            return Err(ServiceError::TooLarge("webhook body is larger than 1 MiB".into()));
         }
         let outcome = self
             .fire_trigger(FireRequest {
@@ -75,12 +73,7 @@ impl AutomationService {
             subject: "webhook",
             summary: "inbound webhook",
         };
-        self.note_evaluation(
-            (&automation.id, &trigger.id),
-            &evaluated,
-            outcome_kind,
-            gate,
-        );
+        self.note_evaluation((&automation.id, &trigger.id), &evaluated, outcome_kind, gate);
         Ok(match outcome {
             FireOutcome::Fired => (
                 true,

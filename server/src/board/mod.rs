@@ -8,9 +8,7 @@ pub use review::{MergeStarter, PrLinker};
 
 use std::sync::{Arc, RwLock};
 
-use kandev_core::api::{
-    ArchiveResult, Comment, CreateTask, LIVE_TASK_UPDATED, Origin, PatchTask, Task, TaskEvent,
-};
+use kandev_core::api::{ArchiveResult, Comment, CreateTask, LIVE_TASK_UPDATED, Origin, PatchTask, Task, TaskEvent};
 use kandev_core::api::{EVENT_ARCHIVED, EVENT_CREATED, EVENT_STATUS_CHANGED, EVENT_UNARCHIVED};
 use kandev_core::board::{TaskStatus, check_move};
 use serde_json::{Value, json};
@@ -48,10 +46,7 @@ impl BoardService {
 
     /// Wired at construction by the composition root.
     pub fn add_listener(&self, l: Arc<dyn TaskListener>) {
-        self.listeners
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(l);
+        self.listeners.write().unwrap_or_else(|p| p.into_inner()).push(l);
     }
 
     pub fn set_merge_starter(&self, m: Arc<dyn MergeStarter>) {
@@ -67,15 +62,11 @@ impl BoardService {
     }
 
     fn touched(&self, task: &Task) {
-        self.live
-            .notify(&task.workspace_id, LIVE_TASK_UPDATED, &task.id);
+        self.live.notify(&task.workspace_id, LIVE_TASK_UPDATED, &task.id);
     }
 
     pub async fn get(&self, id: &str) -> ServiceResult<Task> {
-        self.store
-            .get_task(id)
-            .await
-            .map_err(ServiceError::not_found("task"))
+        self.store.get_task(id).await.map_err(ServiceError::not_found("task"))
     }
 
     pub async fn create(&self, workspace_id: &str, req: CreateTask) -> ServiceResult<Task> {
@@ -125,12 +116,7 @@ impl BoardService {
             )
             .await?;
         self.store
-            .add_event(
-                &task.id,
-                EVENT_CREATED,
-                &json!({"status": status.as_str()}),
-                now,
-            )
+            .add_event(&task.id, EVENT_CREATED, &json!({"status": status.as_str()}), now)
             .await?;
         self.touched(&task);
         Ok(task)
@@ -167,9 +153,7 @@ impl BoardService {
         if req.title.is_some() || req.description.is_some() {
             let title = req.title.as_deref().map(str::trim).unwrap_or(&task.title);
             let description = req.description.as_deref().unwrap_or(&task.description);
-            self.store
-                .update_task_text(id, title, description, now)
-                .await?;
+            self.store.update_task_text(id, title, description, now).await?;
         }
         if let Some(to) = req.status
             && to != task.status
@@ -182,19 +166,10 @@ impl BoardService {
     }
 
     /// Compare-and-swap a status and record the move. 409 if it lost a race.
-    pub async fn move_status(
-        &self,
-        task: &Task,
-        from: TaskStatus,
-        to: TaskStatus,
-        extra: Value,
-    ) -> ServiceResult<()> {
+    pub async fn move_status(&self, task: &Task, from: TaskStatus, to: TaskStatus, extra: Value) -> ServiceResult<()> {
         let now = self.clock.now();
         if !self.store.swap_task_status(&task.id, from, to, now).await? {
-            return Err(ServiceError::Conflict(format!(
-                "task is no longer {}",
-                from.as_str()
-            )));
+            return Err(ServiceError::Conflict(format!("task is no longer {}", from.as_str())));
         }
         let mut payload = json!({"from": from.as_str(), "to": to.as_str()});
         if let (Some(p), Some(extra)) = (payload.as_object_mut(), extra.as_object()) {
@@ -203,8 +178,7 @@ impl BoardService {
         self.store
             .add_event(&task.id, EVENT_STATUS_CHANGED, &payload, now)
             .await?;
-        self.live
-            .notify(&task.workspace_id, LIVE_TASK_UPDATED, &task.id);
+        self.live.notify(&task.workspace_id, LIVE_TASK_UPDATED, &task.id);
         Ok(())
     }
 
@@ -225,9 +199,7 @@ impl BoardService {
             .await
             .map_err(ServiceError::not_found("task"))?;
         if !already {
-            self.store
-                .add_event(id, EVENT_ARCHIVED, &json!({}), now)
-                .await?;
+            self.store.add_event(id, EVENT_ARCHIVED, &json!({}), now).await?;
             self.notify_closed(id);
             let task = self.get(id).await?;
             self.touched(&task);
@@ -243,9 +215,7 @@ impl BoardService {
         if task.archived_at.is_some() {
             let now = self.clock.now();
             self.store.unarchive_task(id, now).await?;
-            self.store
-                .add_event(id, EVENT_UNARCHIVED, &json!({}), now)
-                .await?;
+            self.store.add_event(id, EVENT_UNARCHIVED, &json!({}), now).await?;
         }
         let task = self.get(id).await?;
         self.touched(&task);
@@ -253,11 +223,7 @@ impl BoardService {
     }
 
     fn notify_closed(&self, id: &str) {
-        let listeners = self
-            .listeners
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let listeners = self.listeners.read().unwrap_or_else(|p| p.into_inner()).clone();
         for l in listeners {
             l.task_closed(id);
         }
@@ -268,10 +234,7 @@ impl BoardService {
         if body.trim().is_empty() {
             return Err(ServiceError::Invalid("body is required".into()));
         }
-        let c = self
-            .store
-            .add_comment(id, body, author, self.clock.now())
-            .await?;
+        let c = self.store.add_comment(id, body, author, self.clock.now()).await?;
         self.touched(&task);
         Ok(c)
     }
@@ -287,16 +250,8 @@ impl BoardService {
     }
 
     /// Records an event and announces the change.
-    pub async fn record(
-        &self,
-        task: &Task,
-        kind: &str,
-        payload: Value,
-    ) -> ServiceResult<TaskEvent> {
-        let e = self
-            .store
-            .add_event(&task.id, kind, &payload, self.clock.now())
-            .await?;
+    pub async fn record(&self, task: &Task, kind: &str, payload: Value) -> ServiceResult<TaskEvent> {
+        let e = self.store.add_event(&task.id, kind, &payload, self.clock.now()).await?;
         self.touched(task);
         Ok(e)
     }

@@ -3,12 +3,10 @@
 
 use async_trait::async_trait;
 use kandev_core::api::{
-    ApproveRequest, ApproveResponse, EVENT_APPROVED, EVENT_MERGE_REQUESTED, EVENT_REJECTED,
-    EVENT_REVIEW_REQUESTED, RejectRequest, ReviewHandoff, ReviewRequest, Task,
+    ApproveRequest, ApproveResponse, EVENT_APPROVED, EVENT_MERGE_REQUESTED, EVENT_REJECTED, EVENT_REVIEW_REQUESTED,
+    RejectRequest, ReviewHandoff, ReviewRequest, Task,
 };
-use kandev_core::board::{
-    Approval, HandoffEvent, PrRef, TaskStatus, approve, bound_pr, hand_off_to_review, reject,
-};
+use kandev_core::board::{Approval, HandoffEvent, PrRef, TaskStatus, approve, bound_pr, hand_off_to_review, reject};
 use serde_json::json;
 
 use super::BoardService;
@@ -29,12 +27,11 @@ pub trait PrLinker: Send + Sync {
 fn handoff_event(kind: &str, payload: &serde_json::Value) -> HandoffEvent {
     match kind {
         EVENT_REVIEW_REQUESTED => {
-            let h: ReviewHandoff =
-                serde_json::from_value(payload.clone()).unwrap_or(ReviewHandoff {
-                    summary: String::new(),
-                    pr: None,
-                    pr_url: String::new(),
-                });
+            let h: ReviewHandoff = serde_json::from_value(payload.clone()).unwrap_or(ReviewHandoff {
+                summary: String::new(),
+                pr: None,
+                pr_url: String::new(),
+            });
             HandoffEvent::ReviewRequested {
                 pr: h.pr,
                 text: format!("{} {}", h.summary, h.pr_url),
@@ -49,19 +46,14 @@ impl BoardService {
     /// Hands a task to human review, binding the PR as structured data.
     pub async fn request_review(&self, id: &str, req: ReviewRequest) -> ServiceResult<Task> {
         let task = self.get(id).await?;
-        let pr = match req
-            .pr_url
-            .as_deref()
-            .map(str::trim)
-            .filter(|u| !u.is_empty())
-        {
-            Some(url) => Some(PrRef::parse(url).ok_or_else(|| {
-                ServiceError::Invalid(format!("pr_url is not a GitHub pull request: {url}"))
-            })?),
+        let pr = match req.pr_url.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
+            Some(url) => Some(
+                PrRef::parse(url)
+                    .ok_or_else(|| ServiceError::Invalid(format!("pr_url is not a GitHub pull request: {url}")))?,
+            ),
             None => None,
         };
-        let to =
-            hand_off_to_review(task.status).map_err(|e| ServiceError::Conflict(e.to_string()))?;
+        let to = hand_off_to_review(task.status).map_err(|e| ServiceError::Conflict(e.to_string()))?;
         self.move_status(&task, task.status, to, json!({})).await?;
         let handoff = ReviewHandoff {
             summary: req.summary.unwrap_or_default(),
@@ -75,11 +67,7 @@ impl BoardService {
         )
         .await?;
         if let Some(pr) = &pr {
-            let linker = self
-                .linker
-                .read()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone();
+            let linker = self.linker.read().unwrap_or_else(|p| p.into_inner()).clone();
             if let Some(linker) = linker
                 && let Err(e) = linker.link(&task, pr).await
             {
@@ -94,10 +82,7 @@ impl BoardService {
     pub async fn bound_pr(&self, id: &str) -> ServiceResult<Option<PrRef>> {
         let mut events = self.store.list_events(id).await?;
         events.reverse();
-        let events: Vec<HandoffEvent> = events
-            .iter()
-            .map(|e| handoff_event(&e.kind, &e.payload))
-            .collect();
+        let events: Vec<HandoffEvent> = events.iter().map(|e| handoff_event(&e.kind, &e.payload)).collect();
         let mut comments: Vec<String> = self
             .store
             .list_comments(id)
@@ -119,15 +104,12 @@ impl BoardService {
         }
         // Find the PR before mutating anything, so a lost race leaves no orphan events.
         let bound = self.bound_pr(id).await?;
-        let (approval, to) =
-            approve(task.status, bound).map_err(|e| ServiceError::Conflict(e.to_string()))?;
+        let (approval, to) = approve(task.status, bound).map_err(|e| ServiceError::Conflict(e.to_string()))?;
         let reason = req.reason.unwrap_or_default();
         match approval {
             Approval::Done => {
-                self.move_status(&task, TaskStatus::HumanReview, to, json!({}))
-                    .await?;
-                self.record(&task, EVENT_APPROVED, json!({"reason": reason}))
-                    .await?;
+                self.move_status(&task, TaskStatus::HumanReview, to, json!({})).await?;
+                self.record(&task, EVENT_APPROVED, json!({"reason": reason})).await?;
                 Ok(ApproveResponse {
                     status: "done".into(),
                     pr_url: None,
@@ -140,8 +122,7 @@ impl BoardService {
                     .unwrap_or_else(|p| p.into_inner())
                     .clone()
                     .ok_or_else(|| ServiceError::Unavailable("the merger is not running".into()))?;
-                self.move_status(&task, TaskStatus::HumanReview, to, json!({}))
-                    .await?;
+                self.move_status(&task, TaskStatus::HumanReview, to, json!({})).await?;
                 self.record(
                     &task,
                     EVENT_MERGE_REQUESTED,
@@ -166,8 +147,7 @@ impl BoardService {
         }
         let to = reject(task.status).map_err(|e| ServiceError::Conflict(e.to_string()))?;
         self.move_status(&task, task.status, to, json!({})).await?;
-        self.record(&task, EVENT_REJECTED, json!({"reason": reason}))
-            .await?;
+        self.record(&task, EVENT_REJECTED, json!({"reason": reason})).await?;
         self.get(id).await
     }
 }

@@ -78,12 +78,7 @@ impl Bus {
         }
     }
 
-    pub async fn publish(
-        &self,
-        subject: &str,
-        source: &str,
-        data: Payload,
-    ) -> Result<(), BusError> {
+    pub async fn publish(&self, subject: &str, source: &str, data: Payload) -> Result<(), BusError> {
         let event = Event {
             id: uuid::Uuid::new_v4().to_string(),
             subject: subject.to_string(),
@@ -100,11 +95,7 @@ impl Bus {
         }
     }
 
-    pub async fn subscribe(
-        &self,
-        subject: &str,
-        handler: Handler,
-    ) -> Result<Subscription, BusError> {
+    pub async fn subscribe(&self, subject: &str, handler: Handler) -> Result<Subscription, BusError> {
         let inner = match &*self.inner {
             Adapter::Memory(m) => SubscriptionInner::Memory(m.subscribe(subject, handler)),
             Adapter::Nats(n) => SubscriptionInner::Nats(n.subscribe(subject, handler).await?),

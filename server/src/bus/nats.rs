@@ -39,17 +39,10 @@ impl NatsBus {
     }
 
     pub async fn flush(&self) -> Result<(), BusError> {
-        self.client
-            .flush()
-            .await
-            .map_err(|e| BusError::Publish(e.to_string()))
+        self.client.flush().await.map_err(|e| BusError::Publish(e.to_string()))
     }
 
-    pub async fn subscribe(
-        &self,
-        subject: &str,
-        handler: Handler,
-    ) -> Result<NatsSubscription, BusError> {
+    pub async fn subscribe(&self, subject: &str, handler: Handler) -> Result<NatsSubscription, BusError> {
         let mut sub = self
             .client
             .subscribe(subject.to_string())

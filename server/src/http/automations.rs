@@ -7,8 +7,8 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{delete as delete_route, get, patch as patch_route, post};
 use axum::{Json, Router};
 use kandev_core::api::{
-    Automation, CreateAutomation, CreatedAutomation, Evaluation, ManualRunResult, NewTrigger,
-    PatchAutomation, PatchTrigger, Run, Trigger, TriggerTypeInfo, WebhookResult, WebhookSecret,
+    Automation, CreateAutomation, CreatedAutomation, Evaluation, ManualRunResult, NewTrigger, PatchAutomation,
+    PatchTrigger, Run, Trigger, TriggerTypeInfo, WebhookResult, WebhookSecret,
 };
 use kandev_core::registry::registry;
 use kandev_core::webhook::MAX_BODY_BYTES;
@@ -22,34 +22,19 @@ use crate::automation::WebhookAuth;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/api/v1/automation-trigger-types", get(trigger_types))
-        .route(
-            "/api/v1/workspaces/{ws}/automations",
-            get(list).post(create),
-        )
-        .route(
-            "/api/v1/workspaces/{ws}/automation-runs",
-            get(workspace_runs),
-        )
-        .route(
-            "/api/v1/automations/{id}",
-            get(show).patch(patch).delete(delete),
-        )
+        .route("/api/v1/workspaces/{ws}/automations", get(list).post(create))
+        .route("/api/v1/workspaces/{ws}/automation-runs", get(workspace_runs))
+        .route("/api/v1/automations/{id}", get(show).patch(patch).delete(delete))
         .route("/api/v1/automations/{id}/triggers", post(add_trigger))
         .route(
             "/api/v1/automation-triggers/{id}",
             patch_route(patch_trigger).delete(delete_trigger),
         )
         .route("/api/v1/automations/{id}/run", post(run_now))
-        .route(
-            "/api/v1/automations/{id}/runs",
-            get(runs).delete(delete_runs),
-        )
+        .route("/api/v1/automations/{id}/runs", get(runs).delete(delete_runs))
         .route("/api/v1/automation-runs/{id}", delete_route(delete_run))
         .route("/api/v1/automations/{id}/evaluations", get(evaluations))
-        .route(
-            "/api/v1/automations/{id}/webhook-secret",
-            get(webhook_secret),
-        )
+        .route("/api/v1/automations/{id}/webhook-secret", get(webhook_secret))
         .route(
             "/api/v1/automations/webhook/{id}",
             // Read one byte past the limit so an oversized body is refused, never cut.
@@ -68,10 +53,7 @@ pub async fn trigger_types() -> Json<Vec<TriggerTypeInfo>> {
 }
 
 #[utoipa::path(get, path = "/api/v1/workspaces/{ws}/automations", params(("ws" = String, Path)), responses((status = 200, body = [Automation])))]
-pub async fn list(
-    State(s): State<AppState>,
-    Path(ws): Path<String>,
-) -> HttpResult<Json<Vec<Automation>>> {
+pub async fn list(State(s): State<AppState>, Path(ws): Path<String>) -> HttpResult<Json<Vec<Automation>>> {
     Ok(Json(s.automation.list(&ws).await?))
 }
 
@@ -82,17 +64,11 @@ pub async fn create(
     Path(ws): Path<String>,
     ApiJson(req): ApiJson<CreateAutomation>,
 ) -> HttpResult<(StatusCode, Json<CreatedAutomation>)> {
-    Ok((
-        StatusCode::CREATED,
-        Json(s.automation.create(&ws, req).await?),
-    ))
+    Ok((StatusCode::CREATED, Json(s.automation.create(&ws, req).await?)))
 }
 
 #[utoipa::path(get, path = "/api/v1/automations/{id}", params(("id" = String, Path)), responses((status = 200, body = Automation)))]
-pub async fn show(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
-) -> HttpResult<Json<Automation>> {
+pub async fn show(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<Automation>> {
     Ok(Json(s.automation.get(&id).await?))
 }
 
@@ -119,10 +95,7 @@ pub async fn add_trigger(
     Path(id): Path<String>,
     ApiJson(req): ApiJson<NewTrigger>,
 ) -> HttpResult<(StatusCode, Json<Trigger>)> {
-    Ok((
-        StatusCode::CREATED,
-        Json(s.automation.add_trigger(&id, req).await?),
-    ))
+    Ok((StatusCode::CREATED, Json(s.automation.add_trigger(&id, req).await?)))
 }
 
 #[utoipa::path(patch, path = "/api/v1/automation-triggers/{id}", params(("id" = String, Path)), request_body = PatchTrigger,
@@ -136,19 +109,13 @@ pub async fn patch_trigger(
 }
 
 #[utoipa::path(delete, path = "/api/v1/automation-triggers/{id}", params(("id" = String, Path)), responses((status = 204)))]
-pub async fn delete_trigger(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
-) -> HttpResult<StatusCode> {
+pub async fn delete_trigger(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<StatusCode> {
     s.automation.delete_trigger(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 #[utoipa::path(post, path = "/api/v1/automations/{id}/run", params(("id" = String, Path)), responses((status = 200, body = ManualRunResult)))]
-pub async fn run_now(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
-) -> HttpResult<Json<ManualRunResult>> {
+pub async fn run_now(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<ManualRunResult>> {
     Ok(Json(s.automation.run_manually(&id).await?))
 }
 
@@ -162,10 +129,7 @@ pub async fn runs(
 }
 
 #[utoipa::path(delete, path = "/api/v1/automations/{id}/runs", params(("id" = String, Path)), responses((status = 204)))]
-pub async fn delete_runs(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
-) -> HttpResult<StatusCode> {
+pub async fn delete_runs(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<StatusCode> {
     s.automation.delete_runs(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -176,18 +140,11 @@ pub async fn workspace_runs(
     Path(ws): Path<String>,
     ApiQuery(p): ApiQuery<LimitParams>,
 ) -> HttpResult<Json<Vec<Run>>> {
-    Ok(Json(
-        s.automation
-            .workspace_runs(&ws, p.limit.unwrap_or(50))
-            .await?,
-    ))
+    Ok(Json(s.automation.workspace_runs(&ws, p.limit.unwrap_or(50)).await?))
 }
 
 #[utoipa::path(delete, path = "/api/v1/automation-runs/{id}", params(("id" = String, Path)), responses((status = 204)))]
-pub async fn delete_run(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
-) -> HttpResult<StatusCode> {
+pub async fn delete_run(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<StatusCode> {
     s.automation.delete_run(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -199,16 +156,11 @@ pub async fn evaluations(
     Path(id): Path<String>,
     ApiQuery(p): ApiQuery<LimitParams>,
 ) -> HttpResult<Json<Vec<Evaluation>>> {
-    Ok(Json(
-        s.automation.evaluations(&id, p.limit.unwrap_or(50)).await?,
-    ))
+    Ok(Json(s.automation.evaluations(&id, p.limit.unwrap_or(50)).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/automations/{id}/webhook-secret", params(("id" = String, Path)), responses((status = 200, body = WebhookSecret)))]
-pub async fn webhook_secret(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
-) -> HttpResult<Json<WebhookSecret>> {
+pub async fn webhook_secret(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<WebhookSecret>> {
     Ok(Json(WebhookSecret {
         webhook_secret: s.automation.webhook_secret(&id).await?,
     }))

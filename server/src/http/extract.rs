@@ -21,12 +21,8 @@ where
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         match axum::Json::<T>::from_request(req, state).await {
             Ok(axum::Json(v)) => Ok(ApiJson(v)),
-            Err(JsonRejection::BytesRejection(e))
-                if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE =>
-            {
-                Err(HttpError(ServiceError::TooLarge(
-                    "request body is too large".into(),
-                )))
+            Err(JsonRejection::BytesRejection(e)) if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => {
+                Err(HttpError(ServiceError::TooLarge("request body is too large".into())))
             }
             Err(e) => Err(HttpError(ServiceError::BadRequest(e.body_text()))),
         }
@@ -56,6 +52,5 @@ pub fn optional_json<T: DeserializeOwned + Default>(body: &[u8]) -> Result<T, Ht
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(T::default());
     }
-    serde_json::from_slice(body)
-        .map_err(|e| HttpError(ServiceError::BadRequest(format!("invalid JSON body: {e}"))))
+    serde_json::from_slice(body).map_err(|e| HttpError(ServiceError::BadRequest(format!("invalid JSON body: {e}"))))
 }

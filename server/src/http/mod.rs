@@ -47,9 +47,7 @@ async fn record_metrics(State(s): State<AppState>, req: Request, next: Next) -> 
 }
 
 async fn unknown_api() -> error::HttpError {
-    error::HttpError(crate::error::ServiceError::NotFound(
-        "no such API route".into(),
-    ))
+    error::HttpError(crate::error::ServiceError::NotFound("no such API route".into()))
 }
 
 /// The full application router. `extra` carries routes owned by other
@@ -70,10 +68,7 @@ pub fn router(state: AppState, extra: Router<AppState>, web_dir: &Path) -> Route
         .precompressed_gzip()
         .fallback(ServeFile::new(index));
     api.fallback_service(spa)
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            record_metrics,
-        ))
+        .layer(middleware::from_fn_with_state(state.clone(), record_metrics))
         .layer(CompressionLayer::new())
         .with_state(state)
 }

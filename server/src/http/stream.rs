@@ -43,11 +43,7 @@ pub async fn stream(
                 Ok(_) => {}
                 // A slow reader missed some notices: tell it to reload.
                 Err(RecvError::Lagged(_)) => {
-                    if tx
-                        .send(Ok(Event::default().event("resync").data("{}")))
-                        .await
-                        .is_err()
-                    {
+                    if tx.send(Ok(Event::default().event("resync").data("{}"))).await.is_err() {
                         break;
                     }
                 }
@@ -69,8 +65,6 @@ where
     tokio_stream_from(rx)
 }
 
-fn tokio_stream_from<T: Send + 'static>(
-    mut rx: tokio::sync::mpsc::Receiver<T>,
-) -> impl Stream<Item = T> {
+fn tokio_stream_from<T: Send + 'static>(mut rx: tokio::sync::mpsc::Receiver<T>) -> impl Stream<Item = T> {
     futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
 }

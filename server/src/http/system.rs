@@ -33,10 +33,7 @@ pub async fn healthz(State(s): State<AppState>) -> impl IntoResponse {
 
 pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
     (
-        [(
-            header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
-        )],
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         s.metrics.render(),
     )
 }

@@ -6,8 +6,8 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use kandev_core::api::{
-    ApproveRequest, ApproveResponse, ArchiveResult, Comment, CreateComment, CreateTask, PatchTask,
-    RejectRequest, ReviewRequest, Task, TaskEvent,
+    ApproveRequest, ApproveResponse, ArchiveResult, Comment, CreateComment, CreateTask, PatchTask, RejectRequest,
+    ReviewRequest, Task, TaskEvent,
 };
 use serde::Deserialize;
 
@@ -21,10 +21,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/v1/tasks/{id}", get(show).patch(patch).delete(delete))
         .route("/api/v1/tasks/{id}/archive", post(archive))
         .route("/api/v1/tasks/{id}/unarchive", post(unarchive))
-        .route(
-            "/api/v1/tasks/{id}/comments",
-            get(comments).post(add_comment),
-        )
+        .route("/api/v1/tasks/{id}/comments", get(comments).post(add_comment))
         .route("/api/v1/tasks/{id}/events", get(events))
         .route("/api/v1/tasks/{id}/review", post(review))
         .route("/api/v1/tasks/{id}/approve", post(approve))
@@ -56,11 +53,7 @@ pub async fn list(
     Path(ws): Path<String>,
     ApiQuery(p): ApiQuery<ListParams>,
 ) -> HttpResult<Json<Vec<Task>>> {
-    Ok(Json(
-        s.board
-            .list(&ws, p.include_archived, p.include_runs)
-            .await?,
-    ))
+    Ok(Json(s.board.list(&ws, p.include_archived, p.include_runs).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/tasks/{id}", params(("id" = String, Path)), responses((status = 200, body = Task)))]
@@ -85,18 +78,12 @@ pub async fn delete(State(s): State<AppState>, Path(id): Path<String>) -> HttpRe
 }
 
 #[utoipa::path(post, path = "/api/v1/tasks/{id}/archive", params(("id" = String, Path)), responses((status = 200, body = ArchiveResult)))]
-pub async fn archive(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
-) -> HttpResult<Json<ArchiveResult>> {
+pub async fn archive(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<ArchiveResult>> {
     Ok(Json(s.board.archive(&id).await?))
 }
 
 #[utoipa::path(post, path = "/api/v1/tasks/{id}/unarchive", params(("id" = String, Path)), responses((status = 200, body = Task)))]
-pub async fn unarchive(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
-) -> HttpResult<Json<Task>> {
+pub async fn unarchive(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<Task>> {
     Ok(Json(s.board.unarchive(&id).await?))
 }
 
@@ -114,18 +101,12 @@ pub async fn add_comment(
 }
 
 #[utoipa::path(get, path = "/api/v1/tasks/{id}/comments", params(("id" = String, Path)), responses((status = 200, body = [Comment])))]
-pub async fn comments(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
-) -> HttpResult<Json<Vec<Comment>>> {
+pub async fn comments(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<Vec<Comment>>> {
     Ok(Json(s.board.comments(&id).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/tasks/{id}/events", params(("id" = String, Path)), responses((status = 200, body = [TaskEvent])))]
-pub async fn events(
-    State(s): State<AppState>,
-    Path(id): Path<String>,
-) -> HttpResult<Json<Vec<TaskEvent>>> {
+pub async fn events(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<Vec<TaskEvent>>> {
     Ok(Json(s.board.events(&id).await?))
 }
 

@@ -42,10 +42,7 @@ pub async fn list(State(s): State<AppState>) -> HttpResult<Json<Vec<Workspace>>>
 
 #[utoipa::path(get, path = "/api/v1/workspaces/{ws}", params(("ws" = String, Path)),
     responses((status = 200, body = Workspace), (status = 404, body = kandev_core::api::ApiError)))]
-pub async fn show(
-    State(s): State<AppState>,
-    Path(ws): Path<String>,
-) -> HttpResult<Json<Workspace>> {
+pub async fn show(State(s): State<AppState>, Path(ws): Path<String>) -> HttpResult<Json<Workspace>> {
     Ok(Json(
         s.store
             .get_workspace(&ws)
@@ -74,10 +71,9 @@ pub async fn create_repository(
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
     };
     if !valid(owner) || !valid(name) {
-        return Err(ServiceError::Invalid(
-            "owner and name may hold letters, digits, '-', '_' and '.' only".into(),
-        )
-        .into());
+        return Err(
+            ServiceError::Invalid("owner and name may hold letters, digits, '-', '_' and '.' only".into()).into(),
+        );
     }
     let repo = Repository {
         id: String::new(),
@@ -100,10 +96,7 @@ pub async fn create_repository(
 
 #[utoipa::path(get, path = "/api/v1/workspaces/{ws}/repositories", params(("ws" = String, Path)),
     responses((status = 200, body = [Repository])))]
-pub async fn list_repositories(
-    State(s): State<AppState>,
-    Path(ws): Path<String>,
-) -> HttpResult<Json<Vec<Repository>>> {
+pub async fn list_repositories(State(s): State<AppState>, Path(ws): Path<String>) -> HttpResult<Json<Vec<Repository>>> {
     s.store
         .get_workspace(&ws)
         .await

@@ -3,15 +3,13 @@
 
 use kandev_core::TriggerType;
 use kandev_core::api::{
-    LIVE_RUN_UPDATED, META_AGENT_PROFILE_ID, META_AUTOMATION_ID, META_AUTOMATION_NAME,
-    META_EXECUTOR_PROFILE_ID, META_TARGET_TASK_ID, META_TRIGGER_ID, META_TRIGGER_TYPE, Origin,
-    Repository,
+    LIVE_RUN_UPDATED, META_AGENT_PROFILE_ID, META_AUTOMATION_ID, META_AUTOMATION_NAME, META_EXECUTOR_PROFILE_ID,
+    META_TARGET_TASK_ID, META_TRIGGER_ID, META_TRIGGER_TYPE, Origin, Repository,
 };
 use kandev_core::board::{PrRef, TaskStatus};
 use kandev_core::events::AutomationTriggered;
 use kandev_core::firing::{
-    FAIL_AUTOMATION_NOT_FOUND, FAIL_NO_REPOSITORY, RunRow, resolve_prompt, resolve_title,
-    row_dedup_key,
+    FAIL_AUTOMATION_NOT_FOUND, FAIL_NO_REPOSITORY, RunRow, resolve_prompt, resolve_title, row_dedup_key,
 };
 use kandev_core::run_status::RunStatus;
 use serde_json::{Map, Value, json};
@@ -65,14 +63,8 @@ impl Orchestrator {
         metadata.insert(META_AUTOMATION_NAME.into(), json!(automation.name));
         metadata.insert(META_TRIGGER_ID.into(), json!(ev.trigger_id));
         metadata.insert(META_TRIGGER_TYPE.into(), json!(ev.trigger_type));
-        metadata.insert(
-            META_AGENT_PROFILE_ID.into(),
-            json!(automation.agent_profile_id),
-        );
-        metadata.insert(
-            META_EXECUTOR_PROFILE_ID.into(),
-            json!(automation.executor_profile_id),
-        );
+        metadata.insert(META_AGENT_PROFILE_ID.into(), json!(automation.agent_profile_id));
+        metadata.insert(META_EXECUTOR_PROFILE_ID.into(), json!(automation.executor_profile_id));
         if ev.trigger_type == TriggerType::GithubPrMerged.as_str() {
             // The validated event target: the only task this run may archive.
             let target = ev
@@ -135,16 +127,12 @@ impl Orchestrator {
         ev: &AutomationTriggered,
     ) -> Option<Repository> {
         if ev.trigger_type == TriggerType::GithubPr.as_str() {
-            let full = ev
-                .trigger_data
-                .get("repo")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
+            let full = ev.trigger_data.get("repo").and_then(Value::as_str).unwrap_or_default();
             let (owner, name) = full.split_once('/')?;
             let repos = self.store.list_repositories(workspace_id).await.ok()?;
-            let mut repo = repos.into_iter().find(|r| {
-                r.owner.eq_ignore_ascii_case(owner) && r.name.eq_ignore_ascii_case(name)
-            })?;
+            let mut repo = repos
+                .into_iter()
+                .find(|r| r.owner.eq_ignore_ascii_case(owner) && r.name.eq_ignore_ascii_case(name))?;
             if let Some(base) = ev
                 .trigger_data
                 .get("base_branch")
@@ -233,13 +221,8 @@ impl Orchestrator {
     /// Links the PR of a `github_pr` firing to its run task (never for any
     /// other type: that is the merged trigger's loop guard).
     async fn associate_pr(&self, task: &kandev_core::api::Task, data: &Value) {
-        let linker = self
-            .linker
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let (Some(linker), Some(url)) = (linker, data.get("html_url").and_then(Value::as_str))
-        else {
+        let linker = self.linker.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let (Some(linker), Some(url)) = (linker, data.get("html_url").and_then(Value::as_str)) else {
             return;
         };
         let Some(pr) = PrRef::parse(url) else { return };

@@ -27,19 +27,11 @@ impl Orchestrator {
         match outcome {
             TurnOutcome::Succeeded => self.mark_run(task_id, RunStatus::Succeeded, "").await,
             TurnOutcome::Cancelled(m) => {
-                let m = if m.is_empty() {
-                    "cancelled".to_string()
-                } else {
-                    m
-                };
+                let m = if m.is_empty() { "cancelled".to_string() } else { m };
                 self.mark_run(task_id, RunStatus::Failed, &m).await
             }
             TurnOutcome::Failed(m) => {
-                let m = if m.is_empty() {
-                    "agent failed".to_string()
-                } else {
-                    m
-                };
+                let m = if m.is_empty() { "agent failed".to_string() } else { m };
                 self.mark_run(task_id, RunStatus::Failed, &m).await
             }
         }
@@ -52,11 +44,7 @@ impl Orchestrator {
     }
 
     async fn mark_run(&self, task_id: &str, status: RunStatus, error: &str) {
-        match self
-            .store
-            .mark_run_terminal_by_task(task_id, status, error)
-            .await
-        {
+        match self.store.mark_run_terminal_by_task(task_id, status, error).await {
             Ok(Some(automation_id)) => {
                 self.metrics.run(status.as_str());
                 if let Ok(Some(run)) = self.store.run_for_task(task_id).await {
@@ -82,14 +70,8 @@ impl Orchestrator {
             if r.task_id.is_empty() {
                 continue;
             }
-            let sessions = self
-                .store
-                .list_sessions(&r.task_id)
-                .await
-                .unwrap_or_default();
-            let in_use = sessions
-                .iter()
-                .any(|s| s.state == "STARTING" || s.state == "RUNNING");
+            let sessions = self.store.list_sessions(&r.task_id).await.unwrap_or_default();
+            let in_use = sessions.iter().any(|s| s.state == "STARTING" || s.state == "RUNNING");
             // The runtime knows whether a checkout is left; reclaiming none is a no-op.
             candidates.push(RetentionCandidate {
                 run_id: r.task_id.clone(),

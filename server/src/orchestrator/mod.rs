@@ -56,13 +56,7 @@ pub struct Orchestrator {
 }
 
 impl Orchestrator {
-    pub fn new(
-        store: Store,
-        bus: Bus,
-        clock: Arc<dyn Clock>,
-        metrics: Metrics,
-        live: LiveHub,
-    ) -> Self {
+    pub fn new(store: Store, bus: Bus, clock: Arc<dyn Clock>, metrics: Metrics, live: LiveHub) -> Self {
         Orchestrator {
             store,
             bus,
@@ -85,10 +79,7 @@ impl Orchestrator {
     }
 
     fn runtime(&self) -> Option<Arc<dyn AgentRuntime>> {
-        self.runtime
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.runtime.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Subscribes to `automation.triggered`. Idempotent.

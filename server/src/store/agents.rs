@@ -28,8 +28,8 @@ pub struct SessionRecord {
 }
 
 fn profile(row: &AnyRow) -> StoreResult<AgentProfile> {
-    let args: Vec<String> = serde_json::from_value(row.json("args")?)
-        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let args: Vec<String> =
+        serde_json::from_value(row.json("args")?).map_err(|e| StoreError::Corrupt(e.to_string()))?;
     let env: BTreeMap<String, String> =
         serde_json::from_value(row.json("env")?).map_err(|e| StoreError::Corrupt(e.to_string()))?;
     Ok(AgentProfile {
@@ -58,47 +58,41 @@ fn session(row: &AnyRow) -> StoreResult<SessionRecord> {
     })
 }
 
-const SESSION_COLUMNS: &str =
-    "id, task_id, profile_id, token, state, stop_reason, worktree_path, started_at, ended_at";
+const SESSION_COLUMNS: &str = "id, task_id, profile_id, token, state, stop_reason, worktree_path, started_at, ended_at";
 
 impl Store {
-    pub async fn create_agent_profile(
-        &self,
-        p: &AgentProfile,
-        now: DateTime<Utc>,
-    ) -> StoreResult<AgentProfile> {
+    pub async fn create_agent_profile(&self, p: &AgentProfile, now: DateTime<Utc>) -> StoreResult<AgentProfile> {
         let id = new_id();
-        sqlx::query("INSERT INTO agent_profiles (id, name, command, args, env, created_at) VALUES ($1, $2, $3, $4, $5, $6)")
-            .bind(&id)
-            .bind(&p.name)
-            .bind(&p.command)
-            .bind(serde_json::to_string(&p.args).unwrap_or_else(|_| "[]".into()))
-            .bind(serde_json::to_string(&p.env).unwrap_or_else(|_| "{}".into()))
-            .bind(time_to_text(now))
-            .execute(&self.pool)
-            .await?;
+        sqlx::query(
+            "INSERT INTO agent_profiles (id, name, command, args, env, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(&id)
+        .bind(&p.name)
+        .bind(&p.command)
+        .bind(serde_json::to_string(&p.args).unwrap_or_else(|_| "[]".into()))
+        .bind(serde_json::to_string(&p.env).unwrap_or_else(|_| "{}".into()))
+        .bind(time_to_text(now))
+        .execute(&self.pool)
+        .await?;
         self.get_agent_profile(&id).await
     }
 
     pub async fn get_agent_profile(&self, id: &str) -> StoreResult<AgentProfile> {
-        let row =
-            sqlx::query("SELECT id, name, command, args, env FROM agent_profiles WHERE id = $1")
-                .bind(id)
-                .fetch_optional(&self.pool)
-                .await?
-                .ok_or(StoreError::NotFound)?;
+        let row = sqlx::query("SELECT id, name, command, args, env FROM agent_profiles WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or(StoreError::NotFound)?;
         profile(&row)
     }
 
     pub async fn list_agent_profiles(&self) -> StoreResult<Vec<AgentProfile>> {
-        sqlx::query(
-            "SELECT id, name, command, args, env FROM agent_profiles ORDER BY created_at, id",
-        )
-        .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(profile)
-        .collect()
+        sqlx::query("SELECT id, name, command, args, env FROM agent_profiles ORDER BY created_at, id")
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(profile)
+            .collect()
     }
 
     pub async fn create_session(
@@ -177,13 +171,15 @@ impl Store {
         stop_reason: &str,
         ended_at: Option<DateTime<Utc>>,
     ) -> StoreResult<()> {
-        sqlx::query("UPDATE agent_sessions SET state = $2, stop_reason = $3, ended_at = COALESCE($4, ended_at) WHERE id = $1")
-            .bind(id)
-            .bind(state)
-            .bind(stop_reason)
-            .bind(opt_time_to_text(ended_at))
-            .execute(&self.pool)
-            .await?;
+        sqlx::query(
+            "UPDATE agent_sessions SET state = $2, stop_reason = $3, ended_at = COALESCE($4, ended_at) WHERE id = $1",
+        )
+        .bind(id)
+        .bind(state)
+        .bind(stop_reason)
+        .bind(opt_time_to_text(ended_at))
+        .execute(&self.pool)
+        .await?;
         Ok(())
     }
 
@@ -226,9 +222,7 @@ impl Store {
                     role: r.text("role")?,
                     kind: r.text("kind")?,
                     content: r.text("content")?,
-                    tool: r
-                        .opt_text("tool")?
-                        .and_then(|t| serde_json::from_str(&t).ok()),
+                    tool: r.opt_text("tool")?.and_then(|t| serde_json::from_str(&t).ok()),
                     created_at: r.time("created_at")?,
                 })
             })

@@ -45,8 +45,7 @@ pub struct TriggerWithAutomation {
 
 const AUTOMATION_COLUMNS: &str = "id, workspace_id, name, description, prompt, task_title_template, agent_profile_id, \
     executor_profile_id, enabled, max_concurrent_runs, last_triggered_at, created_at, updated_at";
-const TRIGGER_COLUMNS: &str =
-    "id, automation_id, type, config, enabled, last_evaluated_at, created_at, updated_at";
+const TRIGGER_COLUMNS: &str = "id, automation_id, type, config, enabled, last_evaluated_at, created_at, updated_at";
 
 fn trigger(row: &AnyRow) -> StoreResult<Trigger> {
     let ty = row.text("type")?;
@@ -54,8 +53,7 @@ fn trigger(row: &AnyRow) -> StoreResult<Trigger> {
     Ok(Trigger {
         id: row.text("id")?,
         automation_id: row.text("automation_id")?,
-        trigger_type: TriggerType::parse(&ty)
-            .ok_or_else(|| StoreError::Corrupt(format!("trigger type {ty}")))?,
+        trigger_type: TriggerType::parse(&ty).ok_or_else(|| StoreError::Corrupt(format!("trigger type {ty}")))?,
         // stored raw: text that is not JSON is shown as a string rather than lost
         config: serde_json::from_str(&raw).unwrap_or(Value::String(raw)),
         enabled: row.flag("enabled")?,
@@ -65,11 +63,7 @@ fn trigger(row: &AnyRow) -> StoreResult<Trigger> {
     })
 }
 
-fn automation(
-    row: &AnyRow,
-    triggers: Vec<Trigger>,
-    repository_ids: Vec<String>,
-) -> StoreResult<Automation> {
+fn automation(row: &AnyRow, triggers: Vec<Trigger>, repository_ids: Vec<String>) -> StoreResult<Automation> {
     Ok(Automation {
         id: row.text("id")?,
         workspace_id: row.text("workspace_id")?,
@@ -141,11 +135,7 @@ async fn replace_repositories(
 impl Store {
     /// Creates the automation, its triggers and its repository selection in
     /// one transaction: either all of it exists afterwards or none of it.
-    pub async fn create_automation(
-        &self,
-        a: &NewAutomation,
-        now: DateTime<Utc>,
-    ) -> StoreResult<Automation> {
+    pub async fn create_automation(&self, a: &NewAutomation, now: DateTime<Utc>) -> StoreResult<Automation> {
         let id = new_id();
         let mut tx = self.pool.begin().await?;
         sqlx::query(
@@ -235,12 +225,7 @@ impl Store {
     }
 
     /// Writes every editable field; `repository_ids` is replaced when given.
-    pub async fn update_automation(
-        &self,
-        a: &Automation,
-        replace_repos: bool,
-        now: DateTime<Utc>,
-    ) -> StoreResult<()> {
+    pub async fn update_automation(&self, a: &Automation, replace_repos: bool, now: DateTime<Utc>) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
         let done = sqlx::query(
             "UPDATE automations SET name = $2, description = $3, prompt = $4, task_title_template = $5, agent_profile_id = $6, \
@@ -296,11 +281,7 @@ impl Store {
     }
 
     /// The scheduler's anchor; moves on a fire and on a cap-skip.
-    pub async fn set_trigger_last_evaluated_at(
-        &self,
-        trigger_id: &str,
-        now: DateTime<Utc>,
-    ) -> StoreResult<()> {
+    pub async fn set_trigger_last_evaluated_at(&self, trigger_id: &str, now: DateTime<Utc>) -> StoreResult<()> {
         sqlx::query("UPDATE automation_triggers SET last_evaluated_at = $2 WHERE id = $1")
             .bind(trigger_id)
             .bind(time_to_text(now))
@@ -310,10 +291,11 @@ impl Store {
     }
 
     pub async fn automation_repository_ids(&self, automation_id: &str) -> StoreResult<Vec<String>> {
-        let rows = sqlx::query("SELECT repository_id FROM automation_repositories WHERE automation_id = $1 ORDER BY position")
-            .bind(automation_id)
-            .fetch_all(&self.pool)
-            .await?;
+        let rows =
+            sqlx::query("SELECT repository_id FROM automation_repositories WHERE automation_id = $1 ORDER BY position")
+                .bind(automation_id)
+                .fetch_all(&self.pool)
+                .await?;
         rows.iter().map(|r| r.text("repository_id")).collect()
     }
 
@@ -355,20 +337,15 @@ impl Store {
         trigger(&row)
     }
 
-    pub async fn update_trigger(
-        &self,
-        id: &str,
-        config: &Value,
-        enabled: bool,
-        now: DateTime<Utc>,
-    ) -> StoreResult<()> {
-        let done = sqlx::query("UPDATE automation_triggers SET config = $2, enabled = $3, updated_at = $4 WHERE id = $1")
-            .bind(id)
-            .bind(config.to_string())
-            .bind(flag(enabled))
-            .bind(time_to_text(now))
-            .execute(&self.pool)
-            .await?;
+    pub async fn update_trigger(&self, id: &str, config: &Value, enabled: bool, now: DateTime<Utc>) -> StoreResult<()> {
+        let done =
+            sqlx::query("UPDATE automation_triggers SET config = $2, enabled = $3, updated_at = $4 WHERE id = $1")
+                .bind(id)
+                .bind(config.to_string())
+                .bind(flag(enabled))
+                .bind(time_to_text(now))
+                .execute(&self.pool)
+                .await?;
         if done.rows_affected() == 0 {
             Err(StoreError::NotFound)
         } else {
@@ -386,10 +363,7 @@ impl Store {
 
     /// Enabled triggers of a type whose automation is enabled, in
     /// `(created_at ASC, id ASC)` order — one total order for every caller.
-    pub async fn list_enabled_triggers_by_type(
-        &self,
-        ty: TriggerType,
-    ) -> StoreResult<Vec<TriggerWithAutomation>> {
+    pub async fn list_enabled_triggers_by_type(&self, ty: TriggerType) -> StoreResult<Vec<TriggerWithAutomation>> {
         let rows = sqlx::query(
             "SELECT t.id, t.type, t.config, t.created_at, t.last_evaluated_at, a.id AS automation_id, a.workspace_id \
              FROM automation_triggers t JOIN automations a ON a.id = t.automation_id \
@@ -427,11 +401,12 @@ pub struct AutomationBrief {
 
 impl Store {
     pub async fn automation_brief(&self, id: &str) -> StoreResult<AutomationBrief> {
-        let row = sqlx::query("SELECT id, workspace_id, name, enabled, max_concurrent_runs FROM automations WHERE id = $1")
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?
-            .ok_or(StoreError::NotFound)?;
+        let row =
+            sqlx::query("SELECT id, workspace_id, name, enabled, max_concurrent_runs FROM automations WHERE id = $1")
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?
+                .ok_or(StoreError::NotFound)?;
         Ok(AutomationBrief {
             id: row.text("id")?,
             workspace_id: row.text("workspace_id")?,

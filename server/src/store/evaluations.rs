@@ -33,8 +33,7 @@ fn evaluation(row: &AnyRow) -> StoreResult<Evaluation> {
         trigger_type: row.text("trigger_type")?,
         event_subject: row.text("event_subject")?,
         summary: row.text("summary")?,
-        outcome: Outcome::parse(&outcome)
-            .ok_or_else(|| StoreError::Corrupt(format!("outcome {outcome}")))?,
+        outcome: Outcome::parse(&outcome).ok_or_else(|| StoreError::Corrupt(format!("outcome {outcome}")))?,
         gate: row.opt_text("gate")?.as_deref().and_then(gate_from),
         at: row.time("at")?,
     })
@@ -79,11 +78,7 @@ impl Store {
     }
 
     /// Recent evaluations of an automation's triggers, newest first.
-    pub async fn list_evaluations(
-        &self,
-        automation_id: &str,
-        limit: i64,
-    ) -> StoreResult<Vec<Evaluation>> {
+    pub async fn list_evaluations(&self, automation_id: &str, limit: i64) -> StoreResult<Vec<Evaluation>> {
         sqlx::query(
             "SELECT trigger_id, trigger_type, event_subject, summary, outcome, gate, at FROM automation_evaluations \
              WHERE automation_id = $1 ORDER BY at DESC, id DESC LIMIT $2",

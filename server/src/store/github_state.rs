@@ -66,18 +66,15 @@ fn scope_mode_name(m: RepoScopeMode) -> &'static str {
 
 impl Store {
     /// Claims a GitHub delivery id; `false` when it was seen before.
-    pub async fn claim_delivery(
-        &self,
-        id: &str,
-        event: &str,
-        now: DateTime<Utc>,
-    ) -> StoreResult<bool> {
-        let done = sqlx::query("INSERT INTO github_deliveries (id, event, received_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING")
-            .bind(id)
-            .bind(event)
-            .bind(time_to_text(now))
-            .execute(&self.pool)
-            .await?;
+    pub async fn claim_delivery(&self, id: &str, event: &str, now: DateTime<Utc>) -> StoreResult<bool> {
+        let done = sqlx::query(
+            "INSERT INTO github_deliveries (id, event, received_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(id)
+        .bind(event)
+        .bind(time_to_text(now))
+        .execute(&self.pool)
+        .await?;
         Ok(done.rows_affected() == 1)
     }
 

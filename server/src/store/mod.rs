@@ -16,9 +16,7 @@ mod tasks;
 mod workspaces;
 
 pub use agents::SessionRecord;
-pub use automations::{
-    AutomationBrief, AutomationRecord, NewAutomation, TriggerRecord, TriggerWithAutomation,
-};
+pub use automations::{AutomationBrief, AutomationRecord, NewAutomation, TriggerRecord, TriggerWithAutomation};
 pub use evaluations::EvaluationRecord;
 pub use github_state::{MergerJob, WorkspaceMergeSettings};
 pub use runs::{NewRun, RunRecord, RunView};
@@ -66,8 +64,7 @@ pub struct Store {
     backend: Backend,
 }
 
-const MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "init", include_str!("../../migrations/0001_init.sql"))];
+const MIGRATIONS: &[(i64, &str, &str)] = &[(1, "init", include_str!("../../migrations/0001_init.sql"))];
 
 fn migrator() -> Migrator {
     Migrator::with_migrations(

@@ -21,11 +21,7 @@ fn repository(row: &AnyRow) -> StoreResult<Repository> {
 }
 
 impl Store {
-    pub async fn create_repository(
-        &self,
-        repo: &Repository,
-        now: DateTime<Utc>,
-    ) -> StoreResult<Repository> {
+    pub async fn create_repository(&self, repo: &Repository, now: DateTime<Utc>) -> StoreResult<Repository> {
         let id = new_id();
         sqlx::query(
             "INSERT INTO repositories (id, workspace_id, provider, owner, name, default_branch, local_path, created_at) \
@@ -70,11 +66,7 @@ impl Store {
 
     /// Workspaces holding a repository with this owner/name (case-insensitive,
     /// as GitHub names are).
-    pub async fn workspaces_with_repository(
-        &self,
-        owner: &str,
-        name: &str,
-    ) -> StoreResult<Vec<String>> {
+    pub async fn workspaces_with_repository(&self, owner: &str, name: &str) -> StoreResult<Vec<String>> {
         let rows = sqlx::query(
             "SELECT DISTINCT workspace_id FROM repositories WHERE LOWER(owner) = LOWER($1) AND LOWER(name) = LOWER($2)",
         )

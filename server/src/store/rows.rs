@@ -43,8 +43,7 @@ impl RowExt for AnyRow {
 
     fn json(&self, col: &str) -> StoreResult<serde_json::Value> {
         let raw = self.text(col)?;
-        serde_json::from_str(&raw)
-            .map_err(|e| StoreError::Corrupt(format!("bad json in {col}: {e}")))
+        serde_json::from_str(&raw).map_err(|e| StoreError::Corrupt(format!("bad json in {col}: {e}")))
     }
 }
 

@@ -57,8 +57,7 @@ fn view_sql(filter: &str) -> String {
 
 fn run_view(row: &AnyRow, with_name: bool) -> StoreResult<Run> {
     let stored = row.text("status")?;
-    let stored = RunStatus::parse(&stored)
-        .ok_or_else(|| StoreError::Corrupt(format!("run status {stored}")))?;
+    let stored = RunStatus::parse(&stored).ok_or_else(|| StoreError::Corrupt(format!("run status {stored}")))?;
     let exists = row.opt_text("t_id")?.is_some();
     let facts = RunTaskFacts {
         exists,
@@ -70,11 +69,7 @@ fn run_view(row: &AnyRow, with_name: bool) -> StoreResult<Run> {
         automation_id: row.text("automation_id")?,
         trigger_id: row.text("trigger_id")?,
         trigger_type: row.text("trigger_type")?,
-        task_id: if exists {
-            row.text("task_id")?
-        } else {
-            String::new()
-        },
+        task_id: if exists { row.text("task_id")? } else { String::new() },
         status: derive_status(stored, facts),
         dedup_key: row.text("dedup_key")?,
         trigger_data: row.json("trigger_data")?,
@@ -101,15 +96,13 @@ fn record(row: &AnyRow) -> StoreResult<RunRecord> {
         trigger_id: row.text("trigger_id")?,
         trigger_type: row.text("trigger_type")?,
         task_id: row.text("task_id")?,
-        status: RunStatus::parse(&stored)
-            .ok_or_else(|| StoreError::Corrupt(format!("run status {stored}")))?,
+        status: RunStatus::parse(&stored).ok_or_else(|| StoreError::Corrupt(format!("run status {stored}")))?,
         dedup_key: row.text("dedup_key")?,
         created_at: row.time("created_at")?,
     })
 }
 
-const RECORD_COLUMNS: &str =
-    "id, automation_id, trigger_id, trigger_type, task_id, status, dedup_key, created_at";
+const RECORD_COLUMNS: &str = "id, automation_id, trigger_id, trigger_type, task_id, status, dedup_key, created_at";
 
 impl Store {
     pub async fn insert_run(&self, run: &NewRun, now: DateTime<Utc>) -> StoreResult<String> {
@@ -135,21 +128,15 @@ impl Store {
 
     /// Whether a non-empty key is already on a run row of this automation, in
     /// any status. Unchanged for every trigger type.
-    pub async fn has_run_with_dedup_key(
-        &self,
-        automation_id: &str,
-        key: &str,
-    ) -> StoreResult<bool> {
+    pub async fn has_run_with_dedup_key(&self, automation_id: &str, key: &str) -> StoreResult<bool> {
         if key.is_empty() {
             return Ok(false);
         }
-        let row = sqlx::query(
-            "SELECT COUNT(*) AS n FROM automation_runs WHERE automation_id = $1 AND dedup_key = $2",
-        )
-        .bind(automation_id)
-        .bind(key)
-        .fetch_one(&self.pool)
-        .await?;
+        let row = sqlx::query("SELECT COUNT(*) AS n FROM automation_runs WHERE automation_id = $1 AND dedup_key = $2")
+            .bind(automation_id)
+            .bind(key)
+            .fetch_one(&self.pool)
+            .await?;
         Ok(row.int("n")? > 0)
     }
 
@@ -184,12 +171,14 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
-        sqlx::query("UPDATE automation_runs SET status = $2, error_message = $3 WHERE id = $1 AND status = 'task_created'")
-            .bind(row.text("id")?)
-            .bind(status.as_str())
-            .bind(error)
-            .execute(&self.pool)
-            .await?;
+        sqlx::query(
+            "UPDATE automation_runs SET status = $2, error_message = $3 WHERE id = $1 AND status = 'task_created'",
+        )
+        .bind(row.text("id")?)
+        .bind(status.as_str())
+        .bind(error)
+        .execute(&self.pool)
+        .await?;
         Ok(Some(row.text("automation_id")?))
     }
 
@@ -230,11 +219,7 @@ impl Store {
     }
 
     /// The workspace feed, with automation names.
-    pub async fn list_workspace_runs(
-        &self,
-        workspace_id: &str,
-        limit: i64,
-    ) -> StoreResult<Vec<Run>> {
+    pub async fn list_workspace_runs(&self, workspace_id: &str, limit: i64) -> StoreResult<Vec<Run>> {
         sqlx::query(AssertSqlSafe(view_sql("a.workspace_id = $1")))
             .bind(workspace_id)
             .bind(limit)
@@ -257,12 +242,10 @@ impl Store {
     /// the task ids they pointed at.
     pub async fn delete_runs(&self, automation_id: &str) -> StoreResult<Vec<String>> {
         let mut tx = self.pool.begin().await?;
-        let rows = sqlx::query(
-            "SELECT task_id FROM automation_runs WHERE automation_id = $1 AND task_id <> ''",
-        )
-        .bind(automation_id)
-        .fetch_all(&mut *tx)
-        .await?;
+        let rows = sqlx::query("SELECT task_id FROM automation_runs WHERE automation_id = $1 AND task_id <> ''")
+            .bind(automation_id)
+            .fetch_all(&mut *tx)
+            .await?;
         let tasks = rows
             .iter()
             .map(|r| r.text("task_id"))

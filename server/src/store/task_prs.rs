@@ -55,12 +55,7 @@ fn task_pr(row: &AnyRow) -> StoreResult<TaskPr> {
 
 impl Store {
     /// Writes every field of the row (insert or replace), clearing any detach.
-    pub async fn upsert_task_pr(
-        &self,
-        pr: &TaskPr,
-        head_sha: &str,
-        now: DateTime<Utc>,
-    ) -> StoreResult<()> {
+    pub async fn upsert_task_pr(&self, pr: &TaskPr, head_sha: &str, now: DateTime<Utc>) -> StoreResult<()> {
         let key = pr_key(&pr.owner, &pr.repo, pr.pr_number);
         sqlx::query(
             "INSERT INTO task_prs (task_id, pr_key, workspace_id, owner, repo, pr_number, pr_url, pr_title, head_branch, head_sha, base_branch, \
@@ -151,21 +146,20 @@ impl Store {
 
     /// A task's attached links.
     pub async fn list_task_prs(&self, task_id: &str) -> StoreResult<Vec<TaskPr>> {
-        sqlx::query(AssertSqlSafe(format!("SELECT {COLUMNS} FROM task_prs WHERE task_id = $1 AND detached_at IS NULL ORDER BY created_at, pr_key")))
-            .bind(task_id)
-            .fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map(task_pr)
-            .collect()
+        sqlx::query(AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM task_prs WHERE task_id = $1 AND detached_at IS NULL ORDER BY created_at, pr_key"
+        )))
+        .bind(task_id)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(task_pr)
+        .collect()
     }
 
     /// Attached links the poller syncs: open rows, plus merged or closed rows
     /// still inside their settle period (post-merge changes keep publishing).
-    pub async fn list_watched_task_prs(
-        &self,
-        settled_before: DateTime<Utc>,
-    ) -> StoreResult<Vec<TaskPrListing>> {
+    pub async fn list_watched_task_prs(&self, settled_before: DateTime<Utc>) -> StoreResult<Vec<TaskPrListing>> {
         let rows = sqlx::query(AssertSqlSafe(format!(
             "SELECT {COLUMNS}, head_sha FROM task_prs WHERE detached_at IS NULL AND \
              (state = 'open' OR COALESCE(merged_at, closed_at, last_synced_at, created_at) > $1) ORDER BY created_at, pr_key"
@@ -184,12 +178,7 @@ impl Store {
     }
 
     /// Attached links to one PR, across tasks (for webhook deliveries).
-    pub async fn find_task_prs(
-        &self,
-        owner: &str,
-        repo: &str,
-        number: i64,
-    ) -> StoreResult<Vec<TaskPrListing>> {
+    pub async fn find_task_prs(&self, owner: &str, repo: &str, number: i64) -> StoreResult<Vec<TaskPrListing>> {
         let rows = sqlx::query(AssertSqlSafe(format!(
             "SELECT {COLUMNS}, head_sha FROM task_prs WHERE pr_key = $1 AND detached_at IS NULL"
         )))
@@ -215,12 +204,14 @@ impl Store {
         number: i64,
         now: DateTime<Utc>,
     ) -> StoreResult<bool> {
-        let done = sqlx::query("UPDATE task_prs SET detached_at = $3 WHERE task_id = $1 AND pr_key = $2 AND detached_at IS NULL")
-            .bind(task_id)
-            .bind(pr_key(owner, repo, number))
-            .bind(time_to_text(now))
-            .execute(&self.pool)
-            .await?;
+        let done = sqlx::query(
+            "UPDATE task_prs SET detached_at = $3 WHERE task_id = $1 AND pr_key = $2 AND detached_at IS NULL",
+        )
+        .bind(task_id)
+        .bind(pr_key(owner, repo, number))
+        .bind(time_to_text(now))
+        .execute(&self.pool)
+        .await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -254,8 +245,7 @@ impl Store {
                     pr: task_pr(r)?,
                     task_workspace_id: r.text("task_workspace_id")?,
                     task_title: r.text("task_title")?,
-                    task_is_automation_run: r.text("task_origin")?
-                        == Origin::AutomationRun.as_str(),
+                    task_is_automation_run: r.text("task_origin")? == Origin::AutomationRun.as_str(),
                 })
             })
             .collect()

@@ -34,10 +34,8 @@ fn task(row: &AnyRow) -> StoreResult<Task> {
         workspace_id: row.text("workspace_id")?,
         title: row.text("title")?,
         description: row.text("description")?,
-        status: TaskStatus::parse(&status)
-            .ok_or_else(|| StoreError::Corrupt(format!("status {status}")))?,
-        origin: Origin::parse(&origin)
-            .ok_or_else(|| StoreError::Corrupt(format!("origin {origin}")))?,
+        status: TaskStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("status {status}")))?,
+        origin: Origin::parse(&origin).ok_or_else(|| StoreError::Corrupt(format!("origin {origin}")))?,
         archived_at: row.opt_time("archived_at")?,
         repository_id: row.opt_text("repository_id")?,
         base_branch: row.text("base_branch")?,
@@ -80,13 +78,11 @@ impl Store {
     }
 
     pub async fn get_task(&self, id: &str) -> StoreResult<Task> {
-        let row = sqlx::query(AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM tasks WHERE id = $1"
-        )))
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?
-        .ok_or(StoreError::NotFound)?;
+        let row = sqlx::query(AssertSqlSafe(format!("SELECT {COLUMNS} FROM tasks WHERE id = $1")))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or(StoreError::NotFound)?;
         task(&row)
     }
 
@@ -121,15 +117,13 @@ impl Store {
         description: &str,
         now: DateTime<Utc>,
     ) -> StoreResult<()> {
-        let done = sqlx::query(
-            "UPDATE tasks SET title = $2, description = $3, updated_at = $4 WHERE id = $1",
-        )
-        .bind(id)
-        .bind(title)
-        .bind(description)
-        .bind(time_to_text(now))
-        .execute(&self.pool)
-        .await?;
+        let done = sqlx::query("UPDATE tasks SET title = $2, description = $3, updated_at = $4 WHERE id = $1")
+            .bind(id)
+            .bind(title)
+            .bind(description)
+            .bind(time_to_text(now))
+            .execute(&self.pool)
+            .await?;
         if done.rows_affected() == 0 {
             Err(StoreError::NotFound)
         } else {
@@ -146,15 +140,13 @@ impl Store {
         to: TaskStatus,
         now: DateTime<Utc>,
     ) -> StoreResult<bool> {
-        let done = sqlx::query(
-            "UPDATE tasks SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2",
-        )
-        .bind(id)
-        .bind(from.as_str())
-        .bind(to.as_str())
-        .bind(time_to_text(now))
-        .execute(&self.pool)
-        .await?;
+        let done = sqlx::query("UPDATE tasks SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2")
+            .bind(id)
+            .bind(from.as_str())
+            .bind(to.as_str())
+            .bind(time_to_text(now))
+            .execute(&self.pool)
+            .await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -168,11 +160,12 @@ impl Store {
 
     /// Sets `archived_at` if unset. `Ok(true)` when it was already archived.
     pub async fn archive_task(&self, id: &str, now: DateTime<Utc>) -> StoreResult<bool> {
-        let done = sqlx::query("UPDATE tasks SET archived_at = $2, updated_at = $2 WHERE id = $1 AND archived_at IS NULL")
-            .bind(id)
-            .bind(time_to_text(now))
-            .execute(&self.pool)
-            .await?;
+        let done =
+            sqlx::query("UPDATE tasks SET archived_at = $2, updated_at = $2 WHERE id = $1 AND archived_at IS NULL")
+                .bind(id)
+                .bind(time_to_text(now))
+                .execute(&self.pool)
+                .await?;
         if done.rows_affected() == 1 {
             return Ok(false);
         }
@@ -180,12 +173,11 @@ impl Store {
     }
 
     pub async fn unarchive_task(&self, id: &str, now: DateTime<Utc>) -> StoreResult<()> {
-        let done =
-            sqlx::query("UPDATE tasks SET archived_at = NULL, updated_at = $2 WHERE id = $1")
-                .bind(id)
-                .bind(time_to_text(now))
-                .execute(&self.pool)
-                .await?;
+        let done = sqlx::query("UPDATE tasks SET archived_at = NULL, updated_at = $2 WHERE id = $1")
+            .bind(id)
+            .bind(time_to_text(now))
+            .execute(&self.pool)
+            .await?;
         if done.rows_affected() == 0 {
             Err(StoreError::NotFound)
         } else {
@@ -195,18 +187,14 @@ impl Store {
 
     /// The two facts the merged trigger needs: the task's current workspace and
     /// its origin. `Ok(None)` when no such task exists.
-    pub async fn task_workspace_and_origin(
-        &self,
-        id: &str,
-    ) -> StoreResult<Option<(String, Origin)>> {
+    pub async fn task_workspace_and_origin(&self, id: &str) -> StoreResult<Option<(String, Origin)>> {
         let row = sqlx::query("SELECT workspace_id, origin FROM tasks WHERE id = $1")
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
         let Some(row) = row else { return Ok(None) };
         let origin = row.text("origin")?;
-        let origin = Origin::parse(&origin)
-            .ok_or_else(|| StoreError::Corrupt(format!("origin {origin}")))?;
+        let origin = Origin::parse(&origin).ok_or_else(|| StoreError::Corrupt(format!("origin {origin}")))?;
         Ok(Some((row.text("workspace_id")?, origin)))
     }
 

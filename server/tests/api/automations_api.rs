@@ -17,20 +17,13 @@ async fn create_returns_the_secret_once_and_defaults(db: Db) {
         .await;
     let secret = a["webhook_secret"].as_str().unwrap();
     assert_eq!(secret.len(), 32);
-    assert!(
-        secret
-            .chars()
-            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
-    );
+    assert!(secret.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
     assert_eq!(a["name"], "Archive merged");
     assert_eq!(a["max_concurrent_runs"], 1, "<= 0 becomes 1 on create");
     assert_eq!(a["enabled"], true);
     assert_eq!(a["repository_ids"], json!([repo]));
     // a dead config is stored as given
-    assert_eq!(
-        a["triggers"][0]["config"],
-        json!({"all_repos": false, "repos": []})
-    );
+    assert_eq!(a["triggers"][0]["config"], json!({"all_repos": false, "repos": []}));
     assert_eq!(a["triggers"][0]["type"], "github_pr_merged");
 
     let id = a["id"].as_str().unwrap();
@@ -39,13 +32,9 @@ async fn create_returns_the_secret_once_and_defaults(db: Db) {
         shown.body.get("webhook_secret").is_none(),
         "the secret is shown only on create"
     );
-    let revealed = app
-        .get(&format!("/api/v1/automations/{id}/webhook-secret"))
-        .await;
+    let revealed = app.get(&format!("/api/v1/automations/{id}/webhook-secret")).await;
     assert_eq!(revealed.body["webhook_secret"], secret);
-    let list = app
-        .get(&format!("/api/v1/workspaces/{ws}/automations"))
-        .await;
+    let list = app.get(&format!("/api/v1/workspaces/{ws}/automations")).await;
     assert_eq!(list.body.as_array().unwrap().len(), 1);
     app.stop().await;
 }
@@ -66,17 +55,9 @@ async fn rule_breaking_creates_are_422_and_leave_no_rows(db: Db) {
     ];
     for body in bad {
         let r = app
-            .post(
-                &format!("/api/v1/workspaces/{ws}/automations"),
-                body.clone(),
-            )
+            .post(&format!("/api/v1/workspaces/{ws}/automations"), body.clone())
             .await;
-        assert_eq!(
-            r.status,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "{body} -> {}",
-            r.body
-        );
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{body} -> {}", r.body);
         assert_eq!(r.error_code(), "unprocessable");
     }
     let r = app
@@ -87,21 +68,17 @@ async fn rule_breaking_creates_are_422_and_leave_no_rows(db: Db) {
         .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     let r = app
-        .post(
-            "/api/v1/workspaces/missing/automations",
-            json!({"name": "x"}),
-        )
+        .post("/api/v1/workspaces/missing/automations", json!({"name": "x"}))
         .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
-    for table in [
-        "automations",
-        "automation_triggers",
-        "automation_repositories",
-    ] {
+    for table in ["automations", "automation_triggers", "automation_repositories"] {
         assert_eq!(app.count(table).await, 0, "{table}");
     }
     let r = app
-        .post(&format!("/api/v1/workspaces/{ws}/automations"), json!({"name": "s", "triggers": [{"type": "scheduled", "config": {"cron_expression": "bad"}}]}))
+        .post(
+            &format!("/api/v1/workspaces/{ws}/automations"),
+            json!({"name": "s", "triggers": [{"type": "scheduled", "config": {"cron_expression": "bad"}}]}),
+        )
         .await;
     assert_eq!(
         r.body["error"]["message"],
@@ -118,10 +95,7 @@ async fn patch_triggers_and_delete(db: Db) {
     let id = a["id"].as_str().unwrap();
 
     let r = app
-        .patch(
-            &format!("/api/v1/automations/{id}"),
-            json!({"max_concurrent_runs": 0}),
-        )
+        .patch(&format!("/api/v1/automations/{id}"), json!({"max_concurrent_runs": 0}))
         .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
     let r = app
@@ -167,9 +141,7 @@ async fn patch_triggers_and_delete(db: Db) {
         .await;
     assert_eq!(r.body["config"], json!({"all_repos": true}));
     assert_eq!(r.body["enabled"], false);
-    let r = app
-        .delete(&format!("/api/v1/automation-triggers/{tid}"))
-        .await;
+    let r = app.delete(&format!("/api/v1/automation-triggers/{tid}")).await;
     assert_eq!(r.status, StatusCode::NO_CONTENT);
     assert_eq!(app.count("automation_triggers").await, 0);
 
@@ -194,13 +166,8 @@ async fn manual_run_lists_and_deletes_runs(db: Db) {
         .await;
     let id = a["id"].as_str().unwrap();
     // no repository in the workspace: the firing is admitted, then fails before a task exists
-    let r = app
-        .post(&format!("/api/v1/automations/{id}/run"), json!({}))
-        .await;
-    assert_eq!(
-        r.body,
-        json!({"triggered": true, "skipped": false, "reason": ""})
-    );
+    let r = app.post(&format!("/api/v1/automations/{id}/run"), json!({})).await;
+    assert_eq!(r.body, json!({"triggered": true, "skipped": false, "reason": ""}));
     app.services().orchestrator.wait_idle().await;
     let runs = app.get(&format!("/api/v1/automations/{id}/runs")).await;
     let runs = runs.body.as_array().unwrap().clone();
@@ -212,36 +179,25 @@ async fn manual_run_lists_and_deletes_runs(db: Db) {
         runs[0]["error_message"],
         "no repository available \u{2014} add a repository to the workspace"
     );
-    let feed = app
-        .get(&format!("/api/v1/workspaces/{ws}/automation-runs"))
-        .await;
+    let feed = app.get(&format!("/api/v1/workspaces/{ws}/automation-runs")).await;
     assert_eq!(feed.body[0]["automation_name"], "Nightly");
     let run_id = runs[0]["id"].as_str().unwrap();
     assert_eq!(
-        app.delete(&format!("/api/v1/automation-runs/{run_id}"))
-            .await
-            .status,
+        app.delete(&format!("/api/v1/automation-runs/{run_id}")).await.status,
         StatusCode::NO_CONTENT
     );
     assert_eq!(app.count("automation_runs").await, 0);
 
     // disabled: skipped with the contract reason
-    app.patch(
-        &format!("/api/v1/automations/{id}"),
-        json!({"enabled": false}),
-    )
-    .await;
-    let r = app
-        .post(&format!("/api/v1/automations/{id}/run"), json!({}))
+    app.patch(&format!("/api/v1/automations/{id}"), json!({"enabled": false}))
         .await;
+    let r = app.post(&format!("/api/v1/automations/{id}/run"), json!({})).await;
     assert_eq!(
         r.body,
         json!({"triggered": false, "skipped": true, "reason": "automation is disabled"})
     );
     assert_eq!(
-        app.delete(&format!("/api/v1/automations/{id}/runs"))
-            .await
-            .status,
+        app.delete(&format!("/api/v1/automations/{id}/runs")).await.status,
         StatusCode::NO_CONTENT
     );
     app.stop().await;

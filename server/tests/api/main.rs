@@ -4,7 +4,12 @@
 #[allow(dead_code)]
 mod support;
 
+mod agents_api;
 mod automations_api;
+mod engine;
+mod logs;
+mod merged_detection;
+mod merged_scoping;
 mod system_api;
 mod tasks_api;
 mod workspaces_api;

@@ -32,10 +32,7 @@ pub async fn postgres_url() -> String {
     conn.execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
         .await
         .expect("create test database");
-    let base = admin
-        .rsplit_once('/')
-        .map(|(b, _)| b.to_string())
-        .unwrap_or(admin);
+    let base = admin.rsplit_once('/').map(|(b, _)| b.to_string()).unwrap_or(admin);
     format!("{base}/{name}")
 }
 
@@ -51,6 +48,7 @@ pub struct Spawn {
     pub db: Db,
     pub settings: Box<dyn FnOnce(&mut Settings)>,
     pub clock: Option<Arc<dyn Clock>>,
+    pub nats: bool,
 }
 
 impl Spawn {
@@ -59,7 +57,14 @@ impl Spawn {
             db,
             settings: Box::new(|_| {}),
             clock: None,
+            nats: false,
         }
+    }
+
+    /// Uses the NATS bus on the server the test command started.
+    pub fn nats(mut self) -> Self {
+        self.nats = true;
+        self
     }
 
     pub fn settings(mut self, f: impl FnOnce(&mut Settings) + 'static) -> Self {
@@ -80,20 +85,23 @@ impl Spawn {
         };
         let web = dir.path().join("web");
         std::fs::create_dir_all(&web).expect("web dir");
-        std::fs::write(
-            web.join("index.html"),
-            "<!doctype html><title>Kandev</title>",
-        )
-        .expect("index");
+        std::fs::write(web.join("index.html"), "<!doctype html><title>Kandev</title>").expect("index");
         let mut settings = Settings::defaults();
         settings.listen = "127.0.0.1:0".into();
         settings.database_url = database_url.clone();
         settings.web_dir = web;
         settings.data_dir = dir.path().join("data");
+        if self.nats {
+            settings.nats_url = std::env::var("KANDEV_TEST_NATS_URL").expect(
+                "KANDEV_TEST_NATS_URL is not set: run the tests through `cargo xtask test`, which starts nats-server",
+            );
+        }
         (self.settings)(&mut settings);
-        let app = Application::build(settings, BuildOptions { clock: self.clock })
-            .await
-            .expect("server starts");
+        let options = BuildOptions {
+            clock: self.clock,
+            mock_agent_bin: Some(env!("CARGO_BIN_EXE_kandev").into()),
+        };
+        let app = Application::build(settings, options).await.expect("server starts");
         let base = format!("http://{}", app.address());
         TestApp {
             app: Some(app),
@@ -117,8 +125,7 @@ pub struct Reply {
 
 impl Reply {
     pub fn json<T: DeserializeOwned>(&self) -> T {
-        serde_json::from_value(self.body.clone())
-            .unwrap_or_else(|e| panic!("unexpected body {}: {e}", self.body))
+        serde_json::from_value(self.body.clone()).unwrap_or_else(|e| panic!("unexpected body {}: {e}", self.body))
     }
 
     /// Asserts the contract's error shape and returns the code.
@@ -157,21 +164,13 @@ impl TestApp {
     }
 
     pub async fn post<T: Serialize>(&self, path: &str, body: T) -> Reply {
-        self.request(
-            Method::POST,
-            path,
-            Some(serde_json::to_value(body).expect("json")),
-        )
-        .await
+        self.request(Method::POST, path, Some(serde_json::to_value(body).expect("json")))
+            .await
     }
 
     pub async fn patch<T: Serialize>(&self, path: &str, body: T) -> Reply {
-        self.request(
-            Method::PATCH,
-            path,
-            Some(serde_json::to_value(body).expect("json")),
-        )
-        .await
+        self.request(Method::PATCH, path, Some(serde_json::to_value(body).expect("json")))
+            .await
     }
 
     pub async fn delete(&self, path: &str) -> Reply {
@@ -197,19 +196,14 @@ impl TestApp {
 
     pub async fn task(&self, ws: &str, title: &str) -> String {
         let r = self
-            .post(
-                &format!("/api/v1/workspaces/{ws}/tasks"),
-                json!({"title": title}),
-            )
+            .post(&format!("/api/v1/workspaces/{ws}/tasks"), json!({"title": title}))
             .await;
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
         r.body["id"].as_str().expect("id").to_string()
     }
 
     pub async fn automation(&self, ws: &str, body: Value) -> Value {
-        let r = self
-            .post(&format!("/api/v1/workspaces/{ws}/automations"), body)
-            .await;
+        let r = self.post(&format!("/api/v1/workspaces/{ws}/automations"), body).await;
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
         r.body
     }
@@ -217,12 +211,10 @@ impl TestApp {
     /// Counts rows of a table straight from the database.
     pub async fn count(&self, table: &str) -> i64 {
         let store = &self.services().store;
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT COUNT(*) AS n FROM {table}"
-        )))
-        .fetch_one(store.pool())
-        .await
-        .expect("count");
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) AS n FROM {table}")))
+            .fetch_one(store.pool())
+            .await
+            .expect("count");
         sqlx::Row::try_get::<i64, _>(&row, "n").expect("n")
     }
 

@@ -53,10 +53,7 @@ async fn trigger_type_registry_is_served_in_order_with_exact_values(db: Db) {
     let r = app.get("/api/v1/automation-trigger-types").await;
     assert_eq!(r.status, StatusCode::OK);
     let entries = r.body.as_array().expect("array");
-    let types: Vec<&str> = entries
-        .iter()
-        .map(|e| e["type"].as_str().unwrap())
-        .collect();
+    let types: Vec<&str> = entries.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(
         types,
         [

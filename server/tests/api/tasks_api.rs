@@ -41,17 +41,11 @@ async fn tasks_move_by_the_board_rules(db: Db) {
 
     // entering human_review needs the hand-off; leaving it needs approve or reject
     let r = app
-        .patch(
-            &format!("/api/v1/tasks/{t}"),
-            json!({"status": "human_review"}),
-        )
+        .patch(&format!("/api/v1/tasks/{t}"), json!({"status": "human_review"}))
         .await;
     assert_eq!(r.status, StatusCode::CONFLICT);
     let r = app
-        .post(
-            &format!("/api/v1/tasks/{t}/review"),
-            json!({"summary": "done"}),
-        )
+        .post(&format!("/api/v1/tasks/{t}/review"), json!({"summary": "done"}))
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_eq!(r.body["status"], "human_review");
@@ -60,10 +54,7 @@ async fn tasks_move_by_the_board_rules(db: Db) {
         .await;
     assert_eq!(r.status, StatusCode::CONFLICT);
     let r = app
-        .post(
-            &format!("/api/v1/tasks/{t}/reject"),
-            json!({"reason": "  "}),
-        )
+        .post(&format!("/api/v1/tasks/{t}/reject"), json!({"reason": "  "}))
         .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
     let r = app
@@ -94,9 +85,7 @@ async fn approve_with_no_pr_is_done_and_approve_outside_review_is_409(db: Db) {
     let app = spawn_app(db).await;
     let ws = app.workspace("W").await;
     let t = app.task(&ws, "Research").await;
-    let r = app
-        .post(&format!("/api/v1/tasks/{t}/approve"), json!({}))
-        .await;
+    let r = app.post(&format!("/api/v1/tasks/{t}/approve"), json!({})).await;
     assert_eq!(r.status, StatusCode::CONFLICT);
     let events_before = app
         .get(&format!("/api/v1/tasks/{t}/events"))
@@ -105,10 +94,7 @@ async fn approve_with_no_pr_is_done_and_approve_outside_review_is_409(db: Db) {
         .as_array()
         .unwrap()
         .len();
-    assert_eq!(
-        app.get(&format!("/api/v1/tasks/{t}")).await.body["status"],
-        "todo"
-    );
+    assert_eq!(app.get(&format!("/api/v1/tasks/{t}")).await.body["status"], "todo");
 
     app.post(
         &format!("/api/v1/tasks/{t}/review"),
@@ -116,17 +102,11 @@ async fn approve_with_no_pr_is_done_and_approve_outside_review_is_409(db: Db) {
     )
     .await;
     let r = app
-        .post(
-            &format!("/api/v1/tasks/{t}/approve"),
-            json!({"reason": "good"}),
-        )
+        .post(&format!("/api/v1/tasks/{t}/approve"), json!({"reason": "good"}))
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_eq!(r.body, json!({"status": "done"}));
-    assert_eq!(
-        app.get(&format!("/api/v1/tasks/{t}")).await.body["status"],
-        "done"
-    );
+    assert_eq!(app.get(&format!("/api/v1/tasks/{t}")).await.body["status"], "done");
     let events_after = app
         .get(&format!("/api/v1/tasks/{t}/events"))
         .await
@@ -136,9 +116,7 @@ async fn approve_with_no_pr_is_done_and_approve_outside_review_is_409(db: Db) {
         .len();
     assert!(events_after > events_before);
     // approving again: it is no longer in human_review
-    let r = app
-        .post(&format!("/api/v1/tasks/{t}/approve"), json!({}))
-        .await;
+    let r = app.post(&format!("/api/v1/tasks/{t}/approve"), json!({})).await;
     assert_eq!(r.status, StatusCode::CONFLICT);
     app.stop().await;
 }
@@ -157,10 +135,7 @@ async fn review_hand_off_refuses_a_bad_pr_url_and_writes_nothing(db: Db) {
         .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(app.count("task_events").await, events);
-    assert_eq!(
-        app.get(&format!("/api/v1/tasks/{t}")).await.body["status"],
-        "todo"
-    );
+    assert_eq!(app.get(&format!("/api/v1/tasks/{t}")).await.body["status"], "todo");
     app.stop().await;
 }
 on_both_databases!(review_hand_off_refuses_a_bad_pr_url_and_writes_nothing);
@@ -169,25 +144,17 @@ async fn archive_is_idempotent_and_hides_the_task_from_the_board(db: Db) {
     let app = spawn_app(db).await;
     let ws = app.workspace("W").await;
     let t = app.task(&ws, "Old").await;
-    let r = app
-        .post(&format!("/api/v1/tasks/{t}/archive"), json!({}))
-        .await;
+    let r = app.post(&format!("/api/v1/tasks/{t}/archive"), json!({})).await;
     assert_eq!(r.body, json!({"success": true}));
-    let r = app
-        .post(&format!("/api/v1/tasks/{t}/archive"), json!({}))
-        .await;
+    let r = app.post(&format!("/api/v1/tasks/{t}/archive"), json!({})).await;
     assert_eq!(r.body, json!({"success": true, "already_archived": true}));
     let board = app.get(&format!("/api/v1/workspaces/{ws}/tasks")).await;
     assert!(board.body.as_array().unwrap().is_empty());
     let all = app
-        .get(&format!(
-            "/api/v1/workspaces/{ws}/tasks?include_archived=true"
-        ))
+        .get(&format!("/api/v1/workspaces/{ws}/tasks?include_archived=true"))
         .await;
     assert_eq!(all.body.as_array().unwrap().len(), 1);
-    let r = app
-        .post(&format!("/api/v1/tasks/{t}/unarchive"), json!({}))
-        .await;
+    let r = app.post(&format!("/api/v1/tasks/{t}/unarchive"), json!({})).await;
     assert!(r.body["archived_at"].is_null());
     let r = app.post("/api/v1/tasks/missing/archive", json!({})).await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
@@ -201,10 +168,7 @@ async fn comments_delete_and_bad_task_input(db: Db) {
     let other = app.workspace("V").await;
     let foreign_repo = app.repository(&other, "acme", "api").await;
     let r = app
-        .post(
-            &format!("/api/v1/workspaces/{ws}/tasks"),
-            json!({"title": ""}),
-        )
+        .post(&format!("/api/v1/workspaces/{ws}/tasks"), json!({"title": ""}))
         .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
     let r = app
@@ -225,10 +189,7 @@ async fn comments_delete_and_bad_task_input(db: Db) {
 
     let t = app.task(&ws, "Talk").await;
     let c = app
-        .post(
-            &format!("/api/v1/tasks/{t}/comments"),
-            json!({"body": "hello"}),
-        )
+        .post(&format!("/api/v1/tasks/{t}/comments"), json!({"body": "hello"}))
         .await;
     assert_eq!(c.status, StatusCode::CREATED);
     let list = app.get(&format!("/api/v1/tasks/{t}/comments")).await;

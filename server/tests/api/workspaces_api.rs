@@ -24,9 +24,7 @@ async fn workspaces_and_repositories_round_trip(db: Db) {
     assert_eq!(repo.body["default_branch"], "main");
     assert_eq!(repo.body["provider"], "github");
     assert_eq!(repo.body["workspace_id"], ws);
-    let repos = app
-        .get(&format!("/api/v1/workspaces/{ws}/repositories"))
-        .await;
+    let repos = app.get(&format!("/api/v1/workspaces/{ws}/repositories")).await;
     assert_eq!(repos.body.as_array().unwrap().len(), 1);
     app.stop().await;
 }

@@ -1,0 +1,366 @@
+//! The ACP agent runtime: one agent process per turn, speaking the Agent
+//! Client Protocol over stdio, with Kandev's MCP server bound to the session
+//! by an unguessable token in its URL.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ContentBlock, InitializeRequest, McpServer, McpServerHttp, NewSessionRequest, PromptRequest,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionNotification, StopReason,
+    TextContent,
+};
+use agent_client_protocol::{ByteStreams, Client};
+use async_trait::async_trait;
+use kandev_core::api::{AgentProfile, LIVE_SESSION_UPDATED, Task};
+use kandev_core::firing::permission_refused;
+use rand::TryRngCore;
+use tokio::io::AsyncBufReadExt;
+use tokio::process::Command;
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::profiles;
+use super::transcript::TranscriptWriter;
+use super::workdir;
+use crate::board::TaskListener;
+use crate::clock::Clock;
+use crate::error::{ServiceError, ServiceResult};
+use crate::live::LiveHub;
+use crate::orchestrator::{AgentRuntime, Orchestrator, RunStart, TurnOutcome};
+use crate::store::Store;
+use crate::store::agents::{SessionRecord, session_state};
+
+/// How the runtime launches agents.
+#[derive(Debug, Clone)]
+pub struct RuntimeSettings {
+    pub default_agent: Option<String>,
+    pub data_dir: PathBuf,
+    pub turn_timeout: Duration,
+    /// The `kandev` binary that `kandev mock-agent` runs from; `None` = this process's.
+    pub mock_agent_bin: Option<PathBuf>,
+}
+
+struct LiveTurn {
+    task_id: String,
+    cancel: CancellationToken,
+}
+
+pub struct AcpRuntime {
+    store: Store,
+    clock: Arc<dyn Clock>,
+    live: LiveHub,
+    settings: RuntimeSettings,
+    base_url: OnceLock<String>,
+    orchestrator: RwLock<Weak<Orchestrator>>,
+    turns: Mutex<HashMap<String, LiveTurn>>,
+    tracker: TaskTracker,
+}
+
+fn new_token() -> Result<String, String> {
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng
+        .try_fill_bytes(&mut bytes)
+        .map_err(|e| format!("no randomness for a session token: {e}"))?;
+    Ok(hex::encode(bytes))
+}
+
+/// The prompt the agent sees: Kandev's context block, then the run's prompt.
+fn agent_prompt(task_id: &str, session_id: &str, prompt: &str) -> String {
+    format!("<kandev-system>\nKandev Task ID: {task_id}\nKandev Session ID: {session_id}\n</kandev-system>\n\n{prompt}")
+}
+
+impl AcpRuntime {
+    pub fn new(store: Store, clock: Arc<dyn Clock>, live: LiveHub, settings: RuntimeSettings) -> Self {
+        AcpRuntime {
+            store,
+            clock,
+            live,
+            settings,
+            base_url: OnceLock::new(),
+            orchestrator: RwLock::new(Weak::new()),
+            turns: Mutex::new(HashMap::new()),
+            tracker: TaskTracker::new(),
+        }
+    }
+
+    /// The server's own address, for MCP URLs; known once the listener is bound.
+    pub fn set_base_url(&self, url: String) {
+        let _ = self.base_url.set(url);
+    }
+
+    pub fn set_orchestrator(&self, o: &Arc<Orchestrator>) {
+        *self.orchestrator.write().unwrap_or_else(|p| p.into_inner()) = Arc::downgrade(o);
+    }
+
+    async fn profile(&self, profile_id: &str) -> ServiceResult<AgentProfile> {
+        let mut p = profiles::resolve(&self.store, profile_id, self.settings.default_agent.as_deref()).await?;
+        if p.id == kandev_core::api::MOCK_AGENT_PROFILE_ID
+            && let Some(bin) = &self.settings.mock_agent_bin
+        {
+            p.command = bin.display().to_string();
+        }
+        Ok(p)
+    }
+
+    /// Sends a follow-up prompt to a session that waits for input.
+    pub async fn reply(self: &Arc<Self>, session_id: &str, text: &str) -> ServiceResult<()> {
+        let s = self
+            .store
+            .get_session(session_id)
+            .await
+            .map_err(ServiceError::not_found("session"))?;
+        if s.session.state != session_state::WAITING_FOR_INPUT {
+            return Err(ServiceError::Conflict(format!(
+                "the session is {}, not waiting for input",
+                s.session.state
+            )));
+        }
+        let task = self.store.get_task(&s.session.task_id).await?;
+        let profile = self.profile(&s.profile_id).await?;
+        self.spawn_turn(s, task, profile, text.to_string());
+        Ok(())
+    }
+
+    /// Cancels every turn in progress and waits for the processes to be reaped.
+    pub async fn shutdown(&self) {
+        for turn in self.turns.lock().unwrap_or_else(|p| p.into_inner()).values() {
+            turn.cancel.cancel();
+        }
+        self.tracker.close();
+        self.tracker.wait().await;
+        self.tracker.reopen();
+    }
+
+    /// Waits for every turn started so far to end (tests).
+    pub async fn wait_idle(&self) {
+        self.tracker.close();
+        self.tracker.wait().await;
+        self.tracker.reopen();
+    }
+
+    fn spawn_turn(self: &Arc<Self>, session: SessionRecord, task: Task, profile: AgentProfile, prompt: String) {
+        let cancel = CancellationToken::new();
+        self.turns.lock().unwrap_or_else(|p| p.into_inner()).insert(
+            session.session.id.clone(),
+            LiveTurn {
+                task_id: task.id.clone(),
+                cancel: cancel.clone(),
+            },
+        );
+        let me = self.clone();
+        self.tracker.spawn(async move {
+            let outcome = me.run_turn(&session, &task, &profile, &prompt, cancel).await;
+            me.turns
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&session.session.id);
+            let (state, ended) = match &outcome {
+                TurnOutcome::Succeeded => (session_state::WAITING_FOR_INPUT, None),
+                TurnOutcome::Cancelled(_) => (session_state::CANCELLED, Some(me.clock.now())),
+                TurnOutcome::Failed(_) => (session_state::FAILED, Some(me.clock.now())),
+            };
+            let reason = match &outcome {
+                TurnOutcome::Succeeded => "end_turn".to_string(),
+                TurnOutcome::Cancelled(m) | TurnOutcome::Failed(m) => m.clone(),
+            };
+            if let Err(e) = me
+                .store
+                .set_session_state(&session.session.id, state, &reason, ended)
+                .await
+            {
+                tracing::error!(session_id = %session.session.id, error = %e, "could not record the session's end");
+            }
+            me.live
+                .notify(&task.workspace_id, LIVE_SESSION_UPDATED, &session.session.id);
+            let orchestrator = me.orchestrator.read().unwrap_or_else(|p| p.into_inner()).upgrade();
+            if let Some(o) = orchestrator {
+                o.finish_turn(&task.id, outcome).await;
+            }
+        });
+    }
+
+    async fn run_turn(
+        &self,
+        session: &SessionRecord,
+        task: &Task,
+        profile: &AgentProfile,
+        prompt: &str,
+        cancel: CancellationToken,
+    ) -> TurnOutcome {
+        let sid = session.session.id.clone();
+        if let Err(e) = self
+            .store
+            .set_session_state(&sid, session_state::RUNNING, "", None)
+            .await
+        {
+            return TurnOutcome::Failed(format!("could not start the session: {e}"));
+        }
+        self.live.notify(&task.workspace_id, LIVE_SESSION_UPDATED, &sid);
+        let writer = Arc::new(TranscriptWriter::new(
+            self.store.clone(),
+            self.live.clone(),
+            self.clock.clone(),
+            &sid,
+            &task.workspace_id,
+        ));
+        writer.write("user", "message", prompt.to_string(), None).await;
+        let Some(base) = self.base_url.get() else {
+            return TurnOutcome::Failed("the MCP endpoint is not available yet".into());
+        };
+        let mcp_url = format!("{base}/mcp/{}", session.token);
+        let cwd = PathBuf::from(&session.worktree_path);
+        let mut child = match Command::new(&profile.command)
+            .args(&profile.args)
+            .envs(&profile.env)
+            .current_dir(&cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+        {
+            Ok(c) => c,
+            Err(e) => return TurnOutcome::Failed(format!("could not start the agent `{}`: {e}", profile.command)),
+        };
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return TurnOutcome::Failed("the agent's stdio is not available".into());
+        };
+        if let Some(stderr) = child.stderr.take() {
+            let sid = sid.clone();
+            tokio::spawn(async move {
+                let mut lines = tokio::io::BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tracing::debug!(session_id = %sid, "agent: {line}");
+                }
+            });
+        }
+        let refused: Arc<Mutex<Option<String>>> = Arc::default();
+        let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
+        let text = agent_prompt(&task.id, &sid, prompt);
+        let timeout = self.settings.turn_timeout;
+        let on_update = writer.clone();
+        let on_permission = refused.clone();
+        let turn_cancel = cancel.clone();
+        let result = Client
+            .v1()
+            .name("kandev")
+            .on_receive_notification(
+                async move |n: SessionNotification, _cx| {
+                    on_update.update(n.update).await;
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_notification!(),
+            )
+            .on_receive_request(
+                async move |req: RequestPermissionRequest, responder, _cx| {
+                    // An automation run cannot answer prompts: refuse and end the turn.
+                    let title = req.tool_call.fields.title.clone().unwrap_or_else(|| "a tool call".into());
+                    *on_permission.lock().unwrap_or_else(|p| p.into_inner()) = Some(title);
+                    turn_cancel.cancel();
+                    responder.respond(RequestPermissionResponse::new(RequestPermissionOutcome::Cancelled))
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .connect_with(transport, async move |cx| {
+                cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+                let new = cx
+                    .send_request(NewSessionRequest::new(cwd).mcp_servers(vec![McpServer::Http(McpServerHttp::new("kandev", mcp_url))]))
+                    .block_task()
+                    .await?;
+                let acp_session = new.session_id.clone();
+                let prompt = cx
+                    .send_request(PromptRequest::new(acp_session.clone(), vec![ContentBlock::Text(TextContent::new(text))]))
+                    .block_task();
+                tokio::pin!(prompt);
+                let ended: String = tokio::select! {
+                    r = &mut prompt => return r.map(|p| Ok(p.stop_reason)),
+                    _ = cancel.cancelled() => "cancelled".to_string(),
+                    _ = tokio::time::sleep(timeout) => format!("the agent's turn timed out after {}s", timeout.as_secs()),
+                };
+                // Ask the agent to stop, give it a moment to answer `cancelled`.
+                let _ = cx.send_notification(CancelNotification::new(acp_session));
+                match tokio::time::timeout(Duration::from_secs(5), &mut prompt).await {
+                    Ok(Ok(p)) if ended == "cancelled" => Ok(Ok(p.stop_reason)),
+                    _ => Ok(Err(ended)),
+                }
+            })
+            .await;
+        writer.flush().await;
+        // Always reap the process.
+        let _ = child.start_kill();
+        let status = child.wait().await.ok();
+        let refused = refused.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(title) = refused {
+            return TurnOutcome::Failed(permission_refused(&title));
+        }
+        match result {
+            Ok(Ok(StopReason::Cancelled)) => TurnOutcome::Cancelled("cancelled".into()),
+            Ok(Ok(StopReason::Refusal)) => TurnOutcome::Failed("the agent refused the prompt".into()),
+            Ok(Ok(_)) => TurnOutcome::Succeeded,
+            Ok(Err(m)) if m == "cancelled" => TurnOutcome::Cancelled(m),
+            Ok(Err(m)) => TurnOutcome::Failed(m),
+            Err(e) => {
+                let exit = status
+                    .map(|s| format!(" (agent process exited: {s})"))
+                    .unwrap_or_default();
+                TurnOutcome::Failed(format!("agent error: {e}{exit}"))
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl AgentRuntime for Arc<AcpRuntime> {
+    async fn start_run(&self, req: RunStart) -> Result<String, String> {
+        let profile = self.profile(&req.agent_profile_id).await.map_err(|e| e.to_string())?;
+        let cwd = workdir::prepare(&self.settings.data_dir, &req.task.id, req.repository.as_ref()).await?;
+        let token = new_token()?;
+        let session = self
+            .store
+            .create_session(
+                &req.task.id,
+                &profile.id,
+                &token,
+                &cwd.display().to_string(),
+                self.clock.now(),
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        let id = session.session.id.clone();
+        self.spawn_turn(session, req.task, profile, req.prompt);
+        Ok(id)
+    }
+
+    async fn reclaim_worktree(&self, task_id: &str) -> Result<(), String> {
+        let repo = match self.store.get_task(task_id).await {
+            Ok(t) => match t.repository_id {
+                Some(r) => self.store.get_repository(&r).await.ok(),
+                None => None,
+            },
+            Err(_) => None,
+        };
+        workdir::remove(
+            &self.settings.data_dir,
+            task_id,
+            repo.as_ref().map(|r| r.local_path.as_str()),
+        )
+        .await
+    }
+}
+
+impl TaskListener for AcpRuntime {
+    /// An archived or deleted task's turns are cancelled.
+    fn task_closed(&self, task_id: &str) {
+        for turn in self.turns.lock().unwrap_or_else(|p| p.into_inner()).values() {
+            if turn.task_id == task_id {
+                turn.cancel.cancel();
+            }
+        }
+    }
+}

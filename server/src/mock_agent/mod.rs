@@ -1,0 +1,208 @@
+//! `kandev mock-agent`: an ACP agent over stdio for tests and demos. It runs
+//! inline `e2e:` scripts, making real MCP calls to the servers its session was
+//! given, and always ends the turn with `end_turn` (or `cancelled`).
+
+mod mcp_call;
+pub mod script;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, ContentBlock, ContentChunk, InitializeRequest, InitializeResponse,
+    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, SessionId,
+    SessionNotification, SessionUpdate, StopReason, TextContent, ToolCall, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind,
+};
+use agent_client_protocol::{Agent, ByteStreams, Client};
+use serde_json::json;
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+use tokio_util::sync::CancellationToken;
+
+use script::{Directive, Route, context_ids, route, substitute_ids};
+
+#[derive(Clone, Default)]
+struct SessionState {
+    /// MCP server name → URL.
+    mcp: HashMap<String, String>,
+    cancel: CancellationToken,
+}
+
+type Sessions = Arc<Mutex<HashMap<String, SessionState>>>;
+
+fn prompt_text(blocks: &[ContentBlock]) -> String {
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn text_update(session: &SessionId, thought: bool, text: &str) -> SessionNotification {
+    let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(text)));
+    let update = if thought {
+        SessionUpdate::AgentThoughtChunk(chunk)
+    } else {
+        SessionUpdate::AgentMessageChunk(chunk)
+    };
+    SessionNotification::new(session.clone(), update)
+}
+
+/// Runs the agent on stdin/stdout until the client hangs up.
+pub async fn run() -> Result<(), String> {
+    let sessions: Sessions = Arc::default();
+    let for_new = sessions.clone();
+    let for_prompt = sessions.clone();
+    let for_cancel = sessions.clone();
+    let transport = ByteStreams::new(tokio::io::stdout().compat_write(), tokio::io::stdin().compat());
+    Agent
+        .v1()
+        .name("kandev-mock-agent")
+        .on_receive_request(
+            async move |req: InitializeRequest, responder, _cx| {
+                let caps = AgentCapabilities::new().mcp_capabilities(McpCapabilities::new().http(true));
+                responder.respond(InitializeResponse::new(req.protocol_version).agent_capabilities(caps))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: NewSessionRequest, responder, _cx| {
+                let id = uuid::Uuid::new_v4().to_string();
+                let mut state = SessionState::default();
+                for server in &req.mcp_servers {
+                    if let McpServer::Http(http) = server {
+                        state.mcp.insert(http.name.clone(), http.url.clone());
+                    }
+                }
+                for_new
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(id.clone(), state);
+                responder.respond(NewSessionResponse::new(id))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: PromptRequest, responder, cx: ConnectionTo<Client>| {
+                let id = req.session_id.to_string();
+                let state = {
+                    let mut all = for_prompt.lock().unwrap_or_else(|p| p.into_inner());
+                    let entry = all.entry(id).or_default();
+                    // A fresh token per turn: an earlier cancel must not end this one.
+                    entry.cancel = CancellationToken::new();
+                    entry.clone()
+                };
+                let text = prompt_text(&req.prompt);
+                let session = req.session_id.clone();
+                // The turn runs off the dispatch loop so `session/cancel` still arrives.
+                cx.clone().spawn(async move {
+                    let stop = run_turn(&cx, &session, &state, &text).await;
+                    responder.respond(PromptResponse::new(stop))
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |n: CancelNotification, _cx| {
+                if let Some(s) = for_cancel
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get(&n.session_id.to_string())
+                {
+                    s.cancel.cancel();
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_to(transport)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+async fn run_turn(cx: &ConnectionTo<Client>, session: &SessionId, state: &SessionState, prompt: &str) -> StopReason {
+    let directives = match route(prompt) {
+        Route::Script(d) => d,
+        Route::Scenario(name) => {
+            let _ = cx.send_notification(text_update(session, false, &format!("Mock scenario {name} finished.")));
+            return StopReason::EndTurn;
+        }
+        Route::Plain => {
+            let _ = cx.send_notification(text_update(
+                session,
+                false,
+                "Mock agent here: I read your prompt and have nothing to do.",
+            ));
+            return StopReason::EndTurn;
+        }
+    };
+    let (task_id, session_id) = context_ids(prompt);
+    for (n, directive) in directives.into_iter().enumerate() {
+        if state.cancel.is_cancelled() {
+            return StopReason::Cancelled;
+        }
+        match directive {
+            Directive::Message(t) => {
+                let _ = cx.send_notification(text_update(session, false, &t));
+            }
+            Directive::Thinking(t) => {
+                let _ = cx.send_notification(text_update(session, true, &t));
+            }
+            Directive::Delay(ms) => {
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(ms)) => {}
+                    _ = state.cancel.cancelled() => return StopReason::Cancelled,
+                }
+            }
+            Directive::Mcp { server, tool, args } => {
+                let args = match args {
+                    Ok(a) => substitute_ids(&a, &task_id, &session_id),
+                    Err(e) => {
+                        let _ = cx.send_notification(text_update(
+                            session,
+                            false,
+                            &format!("Script error: bad MCP args JSON: {e}"),
+                        ));
+                        continue;
+                    }
+                };
+                let call_id = format!("mcp-{n}");
+                let call = ToolCall::new(call_id.clone(), format!("{server}: {tool}"))
+                    .name(tool.clone())
+                    .kind(ToolKind::Other)
+                    .status(ToolCallStatus::InProgress)
+                    .raw_input(args.clone());
+                let _ = cx.send_notification(SessionNotification::new(session.clone(), SessionUpdate::ToolCall(call)));
+                let outcome = match state.mcp.get(&server) {
+                    Some(url) => mcp_call::call(url, &tool, args).await,
+                    None => Err(format!("no MCP server named {server}")),
+                };
+                let (status, output) = match outcome {
+                    Ok(text) => (ToolCallStatus::Completed, json!({"result": text})),
+                    Err(e) => (ToolCallStatus::Failed, json!({"error": format!("MCP error: {e}")})),
+                };
+                let fields = ToolCallUpdateFields::new()
+                    .status(status)
+                    .raw_output(output.clone())
+                    .content(vec![ContentBlock::Text(TextContent::new(output.to_string())).into()]);
+                let update = ToolCallUpdate::new(call_id, fields);
+                let _ = cx.send_notification(SessionNotification::new(
+                    session.clone(),
+                    SessionUpdate::ToolCallUpdate(update),
+                ));
+            }
+        }
+    }
+    StopReason::EndTurn
+}
+
+/// The protocol version the mock agent answers with when asked.
+pub fn protocol_version() -> ProtocolVersion {
+    ProtocolVersion::V1
+}

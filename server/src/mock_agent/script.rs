@@ -1,0 +1,210 @@
+//! The mock agent's inline `e2e:` script language (pure; parsed once per prompt).
+
+use serde_json::Value;
+
+/// One script step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Directive {
+    Message(String),
+    Thinking(String),
+    Delay(u64),
+    /// A real MCP call. `args` is the parsed JSON object, or the error text.
+    Mcp {
+        server: String,
+        tool: String,
+        args: Result<Value, String>,
+    },
+}
+
+/// What a prompt asks the mock agent to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Route {
+    Script(Vec<Directive>),
+    /// `/e2e:<name>`: a named scenario. It receives no prompt text.
+    Scenario(String),
+    /// Anything else gets a short canned reply.
+    Plain,
+}
+
+/// Removes `<kandev-system>…</kandev-system>` blocks.
+pub fn strip_system_blocks(prompt: &str) -> String {
+    const OPEN: &str = "<kandev-system>";
+    const CLOSE: &str = "</kandev-system>";
+    let mut out = String::with_capacity(prompt.len());
+    let mut rest = prompt;
+    while let Some(start) = rest.find(OPEN) {
+        out.push_str(&rest[..start]);
+        match rest[start..].find(CLOSE) {
+            Some(end) => rest = &rest[start + end + CLOSE.len()..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The run task and session ids from the prompt's `Kandev Task ID:` and
+/// `Kandev Session ID:` lines.
+pub fn context_ids(prompt: &str) -> (String, String) {
+    let find = |label: &str| {
+        prompt
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(label).map(|v| v.trim().to_string()))
+            .unwrap_or_default()
+    };
+    (find("Kandev Task ID:"), find("Kandev Session ID:"))
+}
+
+pub fn route(prompt: &str) -> Route {
+    let body = strip_system_blocks(prompt);
+    let body = body.trim();
+    if let Some(name) = body.strip_prefix("/e2e:") {
+        return Route::Scenario(name.trim().to_string());
+    }
+    if body.starts_with("e2e:") {
+        return Route::Script(body.lines().filter_map(parse_line).collect());
+    }
+    Route::Plain
+}
+
+/// Parses a quoted string argument with `\\`, `\"`, `\n`, `\t` escapes.
+fn parse_string_arg(s: &str) -> Option<String> {
+    let inner = s.trim().strip_prefix('"')?.strip_suffix('"')?;
+    let mut out = String::new();
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next()? {
+                'n' => out.push('\n'),
+                't' => out.push('\t'),
+                '"' => out.push('"'),
+                '\\' => out.push('\\'),
+                other => {
+                    out.push('\\');
+                    out.push(other);
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Some(out)
+}
+
+/// The text between the first `(` and the last `)`.
+fn call_args(s: &str) -> Option<&str> {
+    let open = s.find('(')?;
+    let close = s.rfind(')')?;
+    (close > open).then(|| &s[open + 1..close])
+}
+
+pub fn parse_line(line: &str) -> Option<Directive> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return None;
+    }
+    let rest = line.strip_prefix("e2e:")?;
+    if let Some(mcp) = rest.strip_prefix("mcp:") {
+        let (server, after) = mcp.split_once(':')?;
+        let tool_end = after.find('(')?;
+        let tool = after[..tool_end].trim().to_string();
+        let raw = call_args(after)?;
+        let args = match serde_json::from_str::<Value>(raw) {
+            Ok(v @ Value::Object(_)) => Ok(v),
+            Ok(_) => Err("arguments must be a JSON object".to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        return Some(Directive::Mcp {
+            server: server.trim().to_string(),
+            tool,
+            args,
+        });
+    }
+    let name_end = rest.find('(')?;
+    let args = call_args(rest)?;
+    match &rest[..name_end] {
+        "message" => parse_string_arg(args).map(Directive::Message),
+        "thinking" => parse_string_arg(args).map(Directive::Thinking),
+        "delay" => args.trim().parse().ok().map(Directive::Delay),
+        _ => None,
+    }
+}
+
+/// Replaces `{task_id}` and `{session_id}` inside every string value.
+pub fn substitute_ids(v: &Value, task_id: &str, session_id: &str) -> Value {
+    match v {
+        Value::String(s) => Value::String(s.replace("{task_id}", task_id).replace("{session_id}", session_id)),
+        Value::Array(items) => Value::Array(items.iter().map(|i| substitute_ids(i, task_id, session_id)).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, i)| (k.clone(), substitute_ids(i, task_id, session_id)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn scripts_parse_directives_and_skip_the_rest() {
+        let prompt = "<kandev-system>Kandev Task ID: T1\nKandev Session ID: S1</kandev-system>\n\
+            e2e:message(\"hi \\\"there\\\"\\n\")\n# comment\n\n e2e:thinking(\"hmm\") \n e2e:delay(25)\n e2e:unknown(1)\n\
+            e2e:mcp:kandev:archive_task_kandev({\"task_id\":\"abc\"})";
+        let Route::Script(d) = route(prompt) else { panic!() };
+        assert_eq!(
+            d,
+            vec![
+                Directive::Message("hi \"there\"\n".into()),
+                Directive::Thinking("hmm".into()),
+                Directive::Delay(25),
+                Directive::Mcp {
+                    server: "kandev".into(),
+                    tool: "archive_task_kandev".into(),
+                    args: Ok(json!({"task_id": "abc"}))
+                },
+            ]
+        );
+        assert_eq!(context_ids(prompt), ("T1".to_string(), "S1".to_string()));
+    }
+
+    #[test]
+    fn mcp_args_run_to_the_last_paren_and_must_be_an_object() {
+        let d = parse_line("e2e:mcp:s:t({\"x\":\"(a)\"})").unwrap();
+        assert_eq!(
+            d,
+            Directive::Mcp {
+                server: "s".into(),
+                tool: "t".into(),
+                args: Ok(json!({"x": "(a)"}))
+            }
+        );
+        let Some(Directive::Mcp { args: Err(_), .. }) = parse_line("e2e:mcp:s:t([1])") else {
+            panic!()
+        };
+        let Some(Directive::Mcp { args: Err(_), .. }) = parse_line("e2e:mcp:s:t({nope})") else {
+            panic!()
+        };
+    }
+
+    #[test]
+    fn routes() {
+        assert_eq!(route("  hello"), Route::Plain);
+        assert_eq!(route("/e2e:overloaded"), Route::Scenario("overloaded".into()));
+        assert!(matches!(
+            route("<kandev-system>x</kandev-system>\n e2e:delay(1)"),
+            Route::Script(_)
+        ));
+    }
+
+    #[test]
+    fn ids_are_substituted_in_string_values() {
+        let v = substitute_ids(&json!({"a": "{task_id}/{session_id}", "b": [1, "{task_id}"]}), "T", "S");
+        assert_eq!(v, json!({"a": "T/S", "b": [1, "T"]}));
+    }
+}
