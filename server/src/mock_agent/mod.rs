@@ -13,9 +13,9 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, ContentBlock, ContentChunk, InitializeRequest, InitializeResponse,
-    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, SessionId,
-    SessionNotification, SessionUpdate, StopReason, TextContent, ToolCall, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind,
+    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PermissionOption, PermissionOptionKind,
+    PromptRequest, PromptResponse, RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification,
+    SessionUpdate, StopReason, TextContent, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use agent_client_protocol::{Agent, ByteStreams, Client};
 use serde_json::json;
@@ -153,6 +153,23 @@ async fn run_turn(cx: &ConnectionTo<Client>, session: &SessionId, state: &Sessio
             }
             Directive::Thinking(t) => {
                 let _ = cx.send_notification(text_update(session, true, &t));
+            }
+            Directive::Pid => {
+                let _ = cx.send_notification(text_update(session, false, &format!("pid={}", std::process::id())));
+            }
+            Directive::Crash => std::process::exit(70),
+            Directive::Permission(title) => {
+                let fields = ToolCallUpdateFields::new().title(title);
+                let options = vec![PermissionOption::new("allow", "Allow", PermissionOptionKind::AllowOnce)];
+                let request = RequestPermissionRequest::new(
+                    session.clone(),
+                    ToolCallUpdate::new(format!("perm-{n}"), fields),
+                    options,
+                );
+                match cx.send_request(request).block_task().await {
+                    Ok(resp) if matches!(resp.outcome, RequestPermissionOutcome::Selected(_)) => {}
+                    _ => return StopReason::Cancelled,
+                }
             }
             Directive::Delay(ms) => {
                 tokio::select! {

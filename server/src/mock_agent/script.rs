@@ -8,6 +8,12 @@ pub enum Directive {
     Message(String),
     Thinking(String),
     Delay(u64),
+    /// Asks the client for permission, as a real agent does before a risky tool.
+    Permission(String),
+    /// Reports the agent's process id (tests check it is reaped).
+    Pid,
+    /// Exits abruptly mid-turn, as a crashing agent would.
+    Crash,
     /// A real MCP call. `args` is the parsed JSON object, or the error text.
     Mcp {
         server: String,
@@ -128,6 +134,9 @@ pub fn parse_line(line: &str) -> Option<Directive> {
         "message" => parse_string_arg(args).map(Directive::Message),
         "thinking" => parse_string_arg(args).map(Directive::Thinking),
         "delay" => args.trim().parse().ok().map(Directive::Delay),
+        "permission" => parse_string_arg(args).map(Directive::Permission),
+        "pid" => Some(Directive::Pid),
+        "crash" => Some(Directive::Crash),
         _ => None,
     }
 }
@@ -195,6 +204,12 @@ mod tests {
     #[test]
     fn routes() {
         assert_eq!(route("  hello"), Route::Plain);
+        assert_eq!(
+            parse_line("e2e:permission(\"Run it\")"),
+            Some(Directive::Permission("Run it".into()))
+        );
+        assert_eq!(parse_line("e2e:crash()"), Some(Directive::Crash));
+        assert_eq!(parse_line("e2e:pid()"), Some(Directive::Pid));
         assert_eq!(route("/e2e:overloaded"), Route::Scenario("overloaded".into()));
         assert!(matches!(
             route("<kandev-system>x</kandev-system>\n e2e:delay(1)"),

@@ -203,3 +203,51 @@ async fn manual_run_lists_and_deletes_runs(db: Db) {
     app.stop().await;
 }
 on_both_databases!(manual_run_lists_and_deletes_runs);
+
+async fn run_statuses_are_derived_at_read_time(db: Db) {
+    use kandev_core::run_status::RunStatus;
+    use kandev_server::store::NewRun;
+    let app = spawn_app(db).await;
+    let ws = app.workspace("W").await;
+    let a = app.automation(&ws, json!({"name": "A"})).await;
+    let id = a["id"].as_str().unwrap().to_string();
+    let (archived, gone) = (app.task(&ws, "archived").await, app.task(&ws, "gone").await);
+    let store = &app.services().store;
+    for task in [&archived, &gone] {
+        let row = NewRun {
+            automation_id: id.clone(),
+            trigger_id: String::new(),
+            trigger_type: "manual".into(),
+            task_id: task.clone(),
+            status: RunStatus::TaskCreated,
+            dedup_key: String::new(),
+            trigger_data: json!({"source": "manual"}),
+            error_message: String::new(),
+        };
+        store.insert_run(&row, app.services().clock.now()).await.unwrap();
+    }
+    app.post(&format!("/api/v1/tasks/{archived}/archive"), json!({})).await;
+    app.delete(&format!("/api/v1/tasks/{gone}")).await;
+    let runs = app.get(&format!("/api/v1/automations/{id}/runs")).await.body;
+    let by_status: Vec<(String, String)> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["status"].as_str().unwrap().to_string(),
+                r["task_id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        by_status.contains(&("archived".into(), archived.clone())),
+        "{by_status:?}"
+    );
+    assert!(
+        by_status.contains(&("cancelled".into(), String::new())),
+        "a gone task blanks its id: {by_status:?}"
+    );
+    app.stop().await;
+}
+on_both_databases!(run_statuses_are_derived_at_read_time);

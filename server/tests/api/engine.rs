@@ -171,7 +171,3 @@ pub async fn quiet(app: &TestApp) {
     assert_eq!(app.services().bus.kind(), "in-process", "use a sentinel event on NATS");
     app.settle().await;
 }
-
-pub fn hold_config() -> Value {
-    json!({"all_repos": true})
-}

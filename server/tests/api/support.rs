@@ -22,7 +22,7 @@ pub enum Db {
 /// A fresh PostgreSQL database on the server the test command started.
 pub async fn postgres_url() -> String {
     let admin = std::env::var("KANDEV_TEST_POSTGRES_URL").expect(
-        "KANDEV_TEST_POSTGRES_URL is not set: run the tests through `.ci/run` (or scripts/test.sh), which starts PostgreSQL",
+        "KANDEV_TEST_POSTGRES_URL is not set: run the tests through `cargo xtask test`, which starts PostgreSQL",
     );
     sqlx::any::install_default_drivers();
     let name = format!("kandev_test_{}", uuid::Uuid::new_v4().simple());
