@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod board;
+pub mod checks;
 pub mod cron;
 pub mod duration;
 pub mod editor;

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::{AcpRuntime, RuntimeSettings};
 use crate::automation::merged::MergedPrSubscriber;
+use crate::automation::pr_evaluator::PrEvaluator;
 use crate::automation::push_ci::PushCiSubscriber;
 use crate::automation::scheduler::Scheduler;
 use crate::automation::{AutomationService, StoreTaskOriginLookup};
@@ -26,6 +27,8 @@ use crate::board::BoardService;
 use crate::bus::Bus;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Settings;
+use crate::github::poller::Poller;
+use crate::github::{GithubClient, GithubService};
 use crate::http;
 use crate::live::LiveHub;
 use crate::mcp::McpEndpoints;
@@ -45,6 +48,7 @@ pub struct Services {
     pub automation: Arc<AutomationService>,
     pub orchestrator: Arc<Orchestrator>,
     pub runtime: Arc<AcpRuntime>,
+    pub github: Arc<GithubService>,
     pub ready: AtomicBool,
 }
 
@@ -72,6 +76,8 @@ struct Components {
     merged: MergedPrSubscriber,
     push_ci: PushCiSubscriber,
     scheduler: Scheduler,
+    pr_evaluator: PrEvaluator,
+    poller: Poller,
 }
 
 pub struct Application {
@@ -127,6 +133,21 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
     orchestrator.set_runtime(Arc::new(runtime.clone()) as Arc<dyn AgentRuntime>);
     runtime.set_orchestrator(&orchestrator);
     board.add_listener(runtime.clone());
+    let client = Arc::new(GithubClient::new(
+        &settings.github_api_url,
+        settings.github_token.clone(),
+        metrics.clone(),
+    ));
+    let github = Arc::new(GithubService::new(
+        client,
+        store.clone(),
+        bus.clone(),
+        live.clone(),
+        clock.clone(),
+        settings.github_webhook_secret.clone(),
+    ));
+    board.set_pr_linker(github.clone());
+    orchestrator.set_pr_linker(github.clone());
     Ok(Arc::new(Services {
         settings,
         store,
@@ -138,6 +159,7 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
         automation,
         orchestrator,
         runtime,
+        github,
         ready: AtomicBool::new(false),
     }))
 }
@@ -159,7 +181,20 @@ impl Application {
             merged: MergedPrSubscriber::new(services.automation.clone()),
             push_ci: PushCiSubscriber::new(services.automation.clone()),
             scheduler: Scheduler::new(services.automation.clone(), services.settings.scheduler_interval),
+            pr_evaluator: PrEvaluator::new(
+                services.automation.clone(),
+                services.github.client().clone(),
+                services.settings.pr_poll_interval,
+            ),
+            poller: Poller::new(
+                services.github.clone(),
+                services.settings.pr_poll_interval,
+                services.settings.pr_settle_period,
+            ),
         };
+        if !services.github.client().is_configured() {
+            tracing::info!("GitHub features are idle: no GITHUB_TOKEN is set");
+        }
         // 2. orchestrator, 3. automation components; a failure unwinds what started.
         services.orchestrator.start().await?;
         if let Err(e) = start_automation(&components).await {
@@ -167,6 +202,8 @@ impl Application {
             services.orchestrator.stop().await;
             return Err(e);
         }
+        // 4. the poller, whose first sweep runs at once: every consumer is attached.
+        components.poller.start().await;
         // 5. HTTP.
         let extra = McpEndpoints::new(services.store.clone(), services.board.clone()).router();
         let router = http::router(services.clone(), extra, &services.settings.web_dir.clone());
@@ -197,11 +234,12 @@ impl Application {
         self.address.port()
     }
 
-    /// Stops in reverse order: HTTP, automation components, orchestrator.
+    /// Stops in reverse order: HTTP, poller, automation components, orchestrator.
     pub async fn shutdown(self) {
         self.services.ready.store(false, Ordering::SeqCst);
         self.shutdown.cancel();
         let _ = self.server.await;
+        self.components.poller.stop().await;
         stop_automation(&self.components).await;
         self.services.orchestrator.stop().await;
         self.services.runtime.shutdown().await;
@@ -220,10 +258,12 @@ async fn start_automation(c: &Components) -> Result<(), StartError> {
     c.merged.start().await?;
     c.push_ci.start().await?;
     c.scheduler.start().await;
+    c.pr_evaluator.start().await;
     Ok(())
 }
 
 async fn stop_automation(c: &Components) {
+    c.pr_evaluator.stop().await;
     c.scheduler.stop().await;
     c.push_ci.stop().await;
     c.merged.stop().await;

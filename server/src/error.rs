@@ -11,6 +11,9 @@ pub enum ServiceError {
     /// 401
     #[error("{0}")]
     Unauthorized(String),
+    /// 403
+    #[error("{0}")]
+    Forbidden(String),
     /// 404 (also for things in a workspace the caller may not see).
     #[error("{0}")]
     NotFound(String),

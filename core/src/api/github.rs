@@ -39,7 +39,9 @@ pub enum RepoScopeMode {
     Repos,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// A workspace's GitHub settings: which repositories selectors offer, and how
+/// the merger merges.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GithubWorkspaceSettings {
     #[serde(default)]
@@ -48,7 +50,36 @@ pub struct GithubWorkspaceSettings {
     pub repo_scope_orgs: Vec<String>,
     #[serde(default)]
     pub repo_scope_repos: Vec<RepoFilter>,
+    /// `squash` (default), `merge` or `rebase`.
+    #[serde(default = "default_merge_method")]
+    pub merge_method: String,
+    /// Delete the head branch after merging (default on).
+    #[serde(default = "default_true")]
+    pub delete_branch: bool,
 }
+
+fn default_merge_method() -> String {
+    "squash".into()
+}
+
+fn default_true() -> bool {
+    true
+}
+
+impl Default for GithubWorkspaceSettings {
+    fn default() -> Self {
+        GithubWorkspaceSettings {
+            repo_scope_mode: RepoScopeMode::All,
+            repo_scope_orgs: vec![],
+            repo_scope_repos: vec![],
+            merge_method: default_merge_method(),
+            delete_branch: true,
+        }
+    }
+}
+
+/// Merge methods GitHub accepts.
+pub const MERGE_METHODS: [&str; 3] = ["squash", "merge", "rebase"];
 
 impl GithubWorkspaceSettings {
     /// Whether an organisation is offered under this scope.

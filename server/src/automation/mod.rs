@@ -7,6 +7,7 @@ mod evaluations;
 mod fire;
 mod lookup;
 pub mod merged;
+pub mod pr_evaluator;
 pub mod push_ci;
 pub mod scheduler;
 mod webhook;

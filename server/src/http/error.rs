@@ -26,6 +26,7 @@ pub fn status_and_code(e: &ServiceError) -> (StatusCode, &'static str) {
     match e {
         ServiceError::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
         ServiceError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
+        ServiceError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
         ServiceError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
         ServiceError::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
         ServiceError::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),

@@ -5,6 +5,7 @@ mod agents;
 mod automations;
 pub mod error;
 mod extract;
+mod github;
 mod openapi;
 mod stream;
 mod system;
@@ -58,6 +59,7 @@ pub fn router(state: AppState, extra: Router<AppState>, web_dir: &Path) -> Route
         .merge(tasks::router())
         .merge(automations::router())
         .merge(agents::router())
+        .merge(github::router())
         .merge(stream::router())
         .merge(system::router())
         .merge(extra)

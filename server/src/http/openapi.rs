@@ -2,7 +2,7 @@
 
 use utoipa::OpenApi;
 
-use super::{agents, automations, tasks, workspaces};
+use super::{agents, automations, github, tasks, workspaces};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -51,6 +51,18 @@ use super::{agents, automations, tasks, workspaces};
         agents::create,
         agents::sessions,
         agents::messages,
+        agents::reply,
+        github::link_pr,
+        github::list_prs,
+        github::refresh_prs,
+        github::detach_pr,
+        github::restore_pr,
+        github::workspace_task_prs,
+        github::orgs,
+        github::search_repos,
+        github::get_settings,
+        github::put_settings,
+        github::webhook,
     ),
     components(schemas(kandev_core::api::ApiError, kandev_core::api::ErrorBody))
 )]

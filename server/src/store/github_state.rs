@@ -5,23 +5,6 @@ use sqlx::any::AnyRow;
 use super::rows::{RowExt, flag};
 use super::{Store, StoreError, StoreResult, opt_time_to_text, time_to_text};
 
-/// How the merger merges in a workspace.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WorkspaceMergeSettings {
-    /// `squash`, `merge` or `rebase`.
-    pub merge_method: String,
-    pub delete_branch: bool,
-}
-
-impl Default for WorkspaceMergeSettings {
-    fn default() -> Self {
-        WorkspaceMergeSettings {
-            merge_method: "squash".into(),
-            delete_branch: true,
-        }
-    }
-}
-
 /// A merger job that has not finished: what survives a restart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MergerJob {
@@ -78,39 +61,26 @@ impl Store {
         Ok(done.rows_affected() == 1)
     }
 
-    pub async fn github_settings(
-        &self,
-        workspace_id: &str,
-    ) -> StoreResult<(GithubWorkspaceSettings, WorkspaceMergeSettings)> {
+    pub async fn github_settings(&self, workspace_id: &str) -> StoreResult<GithubWorkspaceSettings> {
         let row = sqlx::query(
-            "SELECT repo_scope_mode, repo_scope_orgs, repo_scope_repos, merge_method, delete_branch FROM github_workspace_settings WHERE workspace_id = $1",
+            "SELECT repo_scope_mode, repo_scope_orgs, repo_scope_repos, merge_method, delete_branch \
+             FROM github_workspace_settings WHERE workspace_id = $1",
         )
         .bind(workspace_id)
         .fetch_optional(&self.pool)
         .await?;
-        let Some(row) = row else {
-            return Ok(Default::default());
-        };
-        let scope = GithubWorkspaceSettings {
+        let Some(row) = row else { return Ok(Default::default()) };
+        let corrupt = |e: serde_json::Error| StoreError::Corrupt(e.to_string());
+        Ok(GithubWorkspaceSettings {
             repo_scope_mode: scope_mode(&row.text("repo_scope_mode")?),
-            repo_scope_orgs: serde_json::from_value(row.json("repo_scope_orgs")?)
-                .map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            repo_scope_repos: serde_json::from_value(row.json("repo_scope_repos")?)
-                .map_err(|e| StoreError::Corrupt(e.to_string()))?,
-        };
-        let merge = WorkspaceMergeSettings {
+            repo_scope_orgs: serde_json::from_value(row.json("repo_scope_orgs")?).map_err(corrupt)?,
+            repo_scope_repos: serde_json::from_value(row.json("repo_scope_repos")?).map_err(corrupt)?,
             merge_method: row.text("merge_method")?,
             delete_branch: row.flag("delete_branch")?,
-        };
-        Ok((scope, merge))
+        })
     }
 
-    pub async fn put_github_settings(
-        &self,
-        workspace_id: &str,
-        scope: &GithubWorkspaceSettings,
-        merge: &WorkspaceMergeSettings,
-    ) -> StoreResult<()> {
+    pub async fn put_github_settings(&self, workspace_id: &str, s: &GithubWorkspaceSettings) -> StoreResult<()> {
         sqlx::query(
             "INSERT INTO github_workspace_settings (workspace_id, repo_scope_mode, repo_scope_orgs, repo_scope_repos, merge_method, delete_branch) \
              VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (workspace_id) DO UPDATE SET repo_scope_mode = excluded.repo_scope_mode, \
@@ -118,11 +88,11 @@ impl Store {
              delete_branch = excluded.delete_branch",
         )
         .bind(workspace_id)
-        .bind(scope_mode_name(scope.repo_scope_mode))
-        .bind(serde_json::to_string(&scope.repo_scope_orgs).unwrap_or_else(|_| "[]".into()))
-        .bind(serde_json::to_string(&scope.repo_scope_repos).unwrap_or_else(|_| "[]".into()))
-        .bind(&merge.merge_method)
-        .bind(flag(merge.delete_branch))
+        .bind(scope_mode_name(s.repo_scope_mode))
+        .bind(serde_json::to_string(&s.repo_scope_orgs).unwrap_or_else(|_| "[]".into()))
+        .bind(serde_json::to_string(&s.repo_scope_repos).unwrap_or_else(|_| "[]".into()))
+        .bind(&s.merge_method)
+        .bind(flag(s.delete_branch))
         .execute(&self.pool)
         .await?;
         Ok(())

@@ -18,7 +18,7 @@ mod workspaces;
 pub use agents::SessionRecord;
 pub use automations::{AutomationBrief, AutomationRecord, NewAutomation, TriggerRecord, TriggerWithAutomation};
 pub use evaluations::EvaluationRecord;
-pub use github_state::{MergerJob, WorkspaceMergeSettings};
+pub use github_state::MergerJob;
 pub use runs::{NewRun, RunRecord, RunView};
 pub use task_prs::TaskPrListing;
 pub use tasks::{EventRecord, NewTask, TaskRecord};

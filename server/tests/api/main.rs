@@ -7,6 +7,8 @@ mod support;
 mod agents_api;
 mod automations_api;
 mod engine;
+mod github_api;
+mod github_support;
 mod logs;
 mod merged_detection;
 mod merged_engine;

@@ -72,6 +72,16 @@ impl Spawn {
         self
     }
 
+    /// Applies `f` after the settings already given.
+    pub fn settings_more(mut self, f: impl FnOnce(&mut Settings) + 'static) -> Self {
+        let before = std::mem::replace(&mut self.settings, Box::new(|_| {}));
+        self.settings = Box::new(move |s| {
+            before(s);
+            f(s);
+        });
+        self
+    }
+
     pub fn clock(mut self, c: Arc<dyn Clock>) -> Self {
         self.clock = Some(c);
         self
@@ -216,6 +226,14 @@ impl TestApp {
             .await
             .expect("count");
         sqlx::Row::try_get::<i64, _>(&row, "n").expect("n")
+    }
+
+    /// Stops the server but keeps its files (the SQLite database) for a restart.
+    pub async fn stop_keeping_files(mut self) -> tempfile::TempDir {
+        if let Some(app) = self.app.take() {
+            app.shutdown().await;
+        }
+        std::mem::replace(&mut self.dir, tempfile::tempdir().expect("temp dir"))
     }
 
     pub async fn stop(mut self) {

@@ -1,0 +1,246 @@
+//! CI checks and reviews: GitHub's two check systems (check runs and commit
+//! statuses) folded into one view, with required-check awareness, plus the
+//! review summary the PR sync stores.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    Pending,
+    Passed,
+    /// Neutral or skipped: not a failure, and GitHub lets it satisfy a requirement.
+    Neutral,
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Check {
+    pub name: String,
+    pub status: CheckStatus,
+    pub url: String,
+}
+
+/// A check run: anything not completed is pending; success passes; neutral
+/// and skipped are neutral; every other conclusion (failure, timed_out,
+/// cancelled, action_required, stale, …) fails.
+pub fn from_check_run(name: &str, status: &str, conclusion: Option<&str>, url: &str) -> Check {
+    let status = if status != "completed" {
+        CheckStatus::Pending
+    } else {
+        match conclusion.unwrap_or("") {
+            "success" => CheckStatus::Passed,
+            "neutral" | "skipped" => CheckStatus::Neutral,
+            _ => CheckStatus::Failed,
+        }
+    };
+    Check {
+        name: name.to_string(),
+        status,
+        url: url.to_string(),
+    }
+}
+
+/// A commit status: pending, success, or failure/error.
+pub fn from_commit_status(context: &str, state: &str, url: &str) -> Check {
+    let status = match state {
+        "success" => CheckStatus::Passed,
+        "pending" => CheckStatus::Pending,
+        _ => CheckStatus::Failed,
+    };
+    Check {
+        name: context.to_string(),
+        status,
+        url: url.to_string(),
+    }
+}
+
+/// The sync's view: `checks_state` plus totals.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChecksSummary {
+    /// `success`, `failure`, `pending`, or empty when there are no checks.
+    pub state: String,
+    pub total: i64,
+    pub passing: i64,
+}
+
+pub fn summarize(checks: &[Check]) -> ChecksSummary {
+    let total = checks.len() as i64;
+    let passing = checks
+        .iter()
+        .filter(|c| matches!(c.status, CheckStatus::Passed | CheckStatus::Neutral))
+        .count() as i64;
+    let state = if checks.iter().any(|c| c.status == CheckStatus::Failed) {
+        "failure"
+    } else if checks.iter().any(|c| c.status == CheckStatus::Pending) {
+        "pending"
+    } else if total > 0 {
+        "success"
+    } else {
+        ""
+    };
+    ChecksSummary {
+        state: state.to_string(),
+        total,
+        passing,
+    }
+}
+
+/// What the merger needs to know about CI on a head commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CiVerdict {
+    Green,
+    /// Required checks still running (or expected and not reported yet).
+    Pending(Vec<String>),
+    /// A required check failed: its name and URL.
+    Failed {
+        name: String,
+        url: String,
+    },
+}
+
+/// Only required checks decide. `required = None` means the requirement could
+/// not be read, so every check counts. A required check that has not reported
+/// at all is pending.
+pub fn ci_verdict(checks: &[Check], required: Option<&[String]>) -> CiVerdict {
+    let counts = |c: &Check| required.is_none_or(|r| r.iter().any(|n| n == &c.name));
+    if let Some(failed) = checks.iter().find(|c| counts(c) && c.status == CheckStatus::Failed) {
+        return CiVerdict::Failed {
+            name: failed.name.clone(),
+            url: failed.url.clone(),
+        };
+    }
+    let mut pending: Vec<String> = checks
+        .iter()
+        .filter(|c| counts(c) && c.status == CheckStatus::Pending)
+        .map(|c| c.name.clone())
+        .collect();
+    if let Some(required) = required {
+        for name in required {
+            if !checks.iter().any(|c| &c.name == name) {
+                pending.push(name.clone());
+            }
+        }
+    }
+    if pending.is_empty() {
+        CiVerdict::Green
+    } else {
+        CiVerdict::Pending(pending)
+    }
+}
+
+/// `review_state` and `review_count` from reviews `(user, state)` in submission
+/// order: each reviewer's latest decisive review counts.
+pub fn review_summary(reviews: &[(String, String)], requested_reviewers: usize) -> (String, i64) {
+    let submitted = reviews.iter().filter(|(_, s)| s != "PENDING").count() as i64;
+    let mut latest: Vec<(&str, &str)> = vec![];
+    for (user, state) in reviews {
+        if !matches!(state.as_str(), "APPROVED" | "CHANGES_REQUESTED" | "DISMISSED") {
+            continue;
+        }
+        match latest.iter_mut().find(|(u, _)| u == user) {
+            Some(entry) => entry.1 = state,
+            None => latest.push((user, state)),
+        }
+    }
+    let state = if latest.iter().any(|(_, s)| *s == "CHANGES_REQUESTED") {
+        "changes_requested"
+    } else if latest.iter().any(|(_, s)| *s == "APPROVED") {
+        "approved"
+    } else if requested_reviewers > 0 {
+        "review_required"
+    } else {
+        ""
+    };
+    (state.to_string(), submitted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(name: &str, status: &str, conclusion: Option<&str>) -> Check {
+        from_check_run(name, status, conclusion, &format!("https://ci/{name}"))
+    }
+
+    #[test]
+    fn every_terminal_non_success_conclusion_fails() {
+        for c in [
+            "failure",
+            "timed_out",
+            "cancelled",
+            "action_required",
+            "stale",
+            "startup_failure",
+        ] {
+            assert_eq!(run("x", "completed", Some(c)).status, CheckStatus::Failed, "{c}");
+        }
+        assert_eq!(run("x", "completed", Some("neutral")).status, CheckStatus::Neutral);
+        assert_eq!(run("x", "completed", Some("skipped")).status, CheckStatus::Neutral);
+        assert_eq!(run("x", "in_progress", None).status, CheckStatus::Pending);
+        assert_eq!(from_commit_status("ci", "error", "").status, CheckStatus::Failed);
+        assert_eq!(from_commit_status("ci", "pending", "").status, CheckStatus::Pending);
+    }
+
+    #[test]
+    fn summary_state_and_totals() {
+        assert_eq!(
+            summarize(&[]),
+            ChecksSummary {
+                state: String::new(),
+                total: 0,
+                passing: 0
+            }
+        );
+        let s = summarize(&[run("a", "completed", Some("success")), run("b", "queued", None)]);
+        assert_eq!((s.state.as_str(), s.total, s.passing), ("pending", 2, 1));
+        let s = summarize(&[
+            run("a", "completed", Some("success")),
+            from_commit_status("c", "failure", ""),
+        ]);
+        assert_eq!(s.state, "failure");
+    }
+
+    #[test]
+    fn only_required_checks_decide() {
+        let checks = vec![
+            run("build", "completed", Some("success")),
+            run("lint", "completed", Some("failure")),
+        ];
+        assert_eq!(ci_verdict(&checks, Some(&["build".to_string()])), CiVerdict::Green);
+        assert_eq!(
+            ci_verdict(&checks, None),
+            CiVerdict::Failed {
+                name: "lint".into(),
+                url: "https://ci/lint".into()
+            },
+            "without readable protection every check counts"
+        );
+        let required = vec!["build".to_string(), "deploy-preview".to_string()];
+        assert_eq!(
+            ci_verdict(&checks, Some(&required)),
+            CiVerdict::Pending(vec!["deploy-preview".into()]),
+            "expected but not reported"
+        );
+        let statuses = vec![from_commit_status("ci/legacy", "pending", "")];
+        assert_eq!(
+            ci_verdict(&statuses, None),
+            CiVerdict::Pending(vec!["ci/legacy".into()])
+        );
+    }
+
+    #[test]
+    fn reviews_latest_decisive_state_per_reviewer() {
+        let r = |u: &str, s: &str| (u.to_string(), s.to_string());
+        assert_eq!(
+            review_summary(&[r("a", "CHANGES_REQUESTED"), r("a", "APPROVED")], 0),
+            ("approved".into(), 2)
+        );
+        assert_eq!(
+            review_summary(&[r("a", "APPROVED"), r("b", "CHANGES_REQUESTED")], 0).0,
+            "changes_requested"
+        );
+        assert_eq!(review_summary(&[r("a", "COMMENTED")], 1), ("review_required".into(), 1));
+        assert_eq!(review_summary(&[], 0), (String::new(), 0));
+    }
+}

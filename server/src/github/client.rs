@@ -1,0 +1,386 @@
+//! A thin GitHub REST client: token auth, timeouts, retries with backoff for
+//! idempotent reads only, primary and secondary rate limits, and conditional
+//! requests (a 304 costs no rate limit) for everything the poller re-reads.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use reqwest::header::{ACCEPT, AUTHORIZATION, ETAG, HeaderMap, IF_NONE_MATCH, RETRY_AFTER, USER_AGENT};
+use reqwest::{Method, StatusCode};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::model::*;
+use crate::metrics::Metrics;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GithubError {
+    #[error("GitHub is not configured (no token)")]
+    NotConfigured,
+    #[error("GitHub refused the credentials")]
+    Unauthorized,
+    #[error("not found on GitHub")]
+    NotFound,
+    #[error("GitHub answered 403: {0}")]
+    Forbidden(String),
+    /// 405: e.g. a PR that cannot be merged.
+    #[error("not allowed: {0}")]
+    NotAllowed(String),
+    /// 409: e.g. the head moved.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// 422
+    #[error("unprocessable: {0}")]
+    Unprocessable(String),
+    #[error("rate limited until {0}")]
+    RateLimited(u64),
+    #[error("GitHub server error {0}")]
+    Server(u16),
+    #[error("GitHub did not answer in time")]
+    Timeout,
+    #[error("transport: {0}")]
+    Transport(String),
+    #[error("unexpected response: {0}")]
+    Decode(String),
+}
+
+impl GithubError {
+    /// Whether a request may have been applied even though it failed.
+    pub fn is_uncertain(&self) -> bool {
+        matches!(
+            self,
+            GithubError::Server(_) | GithubError::Timeout | GithubError::Transport(_)
+        )
+    }
+}
+
+pub type GithubResult<T> = Result<T, GithubError>;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Budget {
+    remaining: i64,
+    reset: u64,
+}
+
+pub struct GithubClient {
+    http: reqwest::Client,
+    base: String,
+    token: Option<String>,
+    metrics: Metrics,
+    /// URL → (ETag, body) of the last 200, for conditional re-reads.
+    etags: Mutex<HashMap<String, (String, bytes::Bytes)>>,
+    budgets: Mutex<HashMap<String, Budget>>,
+}
+
+fn epoch_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn header_i64(h: &HeaderMap, name: &str) -> Option<i64> {
+    h.get(name)?.to_str().ok()?.parse().ok()
+}
+
+impl GithubClient {
+    pub fn new(base: &str, token: Option<String>, metrics: Metrics) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(20))
+            .connect_timeout(Duration::from_secs(5))
+            .build()
+            .unwrap_or_default();
+        GithubClient {
+            http,
+            // Concatenate onto a trimmed base so an Enterprise `/api/v3` prefix survives.
+            base: base.trim_end_matches('/').to_string(),
+            token: token.filter(|t| !t.trim().is_empty()),
+            metrics,
+            etags: Mutex::new(HashMap::new()),
+            budgets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn is_configured(&self) -> bool {
+        self.token.is_some()
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    fn bucket(path: &str) -> &'static str {
+        if path.starts_with("/search/") { "search" } else { "core" }
+    }
+
+    fn note_budget(&self, headers: &HeaderMap, path: &str) {
+        let (Some(remaining), Some(reset)) = (
+            header_i64(headers, "x-ratelimit-remaining"),
+            header_i64(headers, "x-ratelimit-reset"),
+        ) else {
+            return;
+        };
+        let bucket = headers
+            .get("x-ratelimit-resource")
+            .and_then(|v| v.to_str().ok())
+            .map(|s| if s == "search" { "search" } else { "core" })
+            .unwrap_or(Self::bucket(path));
+        let limit = header_i64(headers, "x-ratelimit-limit").unwrap_or(0);
+        self.metrics.github_budget(bucket, remaining);
+        let previous = self.budgets.lock().unwrap_or_else(|p| p.into_inner()).insert(
+            bucket.to_string(),
+            Budget {
+                remaining,
+                reset: reset.max(0) as u64,
+            },
+        );
+        // Say so once when the budget runs low, not on every request.
+        let was_low = previous.is_some_and(|b| limit > 0 && b.remaining * 10 < limit);
+        if limit > 0 && remaining * 10 < limit && !was_low {
+            tracing::warn!(bucket, remaining, limit, reset, "GitHub rate-limit budget is low");
+        } else {
+            tracing::debug!(bucket, remaining, limit, "GitHub rate-limit budget");
+        }
+    }
+
+    fn exhausted(&self, path: &str) -> Option<u64> {
+        let budgets = self.budgets.lock().unwrap_or_else(|p| p.into_inner());
+        let b = budgets.get(Self::bucket(path))?;
+        (b.remaining <= 0 && b.reset > epoch_now()).then_some(b.reset)
+    }
+
+    /// Seconds left of the budget window of a bucket, for the poller to defer.
+    pub fn blocked_until(&self, bucket: &str) -> Option<u64> {
+        self.exhausted(if bucket == "search" { "/search/" } else { "/" })
+    }
+
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+        conditional: bool,
+    ) -> GithubResult<(StatusCode, bytes::Bytes)> {
+        let token = self.token.as_ref().ok_or(GithubError::NotConfigured)?;
+        if let Some(reset) = self.exhausted(path) {
+            return Err(GithubError::RateLimited(reset));
+        }
+        let url = format!("{}{}", self.base, path);
+        let mut req = self
+            .http
+            .request(method.clone(), &url)
+            .header(AUTHORIZATION, format!("Bearer {token}"))
+            .header(ACCEPT, "application/vnd.github+json")
+            .header(USER_AGENT, "kandev")
+            .header("X-GitHub-Api-Version", "2022-11-28");
+        let cached = if conditional {
+            self.etags.lock().unwrap_or_else(|p| p.into_inner()).get(&url).cloned()
+        } else {
+            None
+        };
+        if let Some((etag, _)) = &cached {
+            req = req.header(IF_NONE_MATCH, etag);
+        }
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.map_err(|e| {
+            if e.is_timeout() {
+                GithubError::Timeout
+            } else {
+                GithubError::Transport(e.to_string())
+            }
+        })?;
+        let status = resp.status();
+        self.metrics.github_request(status.as_u16());
+        let headers = resp.headers().clone();
+        if status != StatusCode::NOT_MODIFIED {
+            self.note_budget(&headers, path);
+        }
+        let bytes = resp.bytes().await.map_err(|e| GithubError::Transport(e.to_string()))?;
+        if status == StatusCode::NOT_MODIFIED
+            && let Some((_, body)) = cached
+        {
+            return Ok((StatusCode::OK, body));
+        }
+        if status.is_success() {
+            if conditional && let Some(etag) = headers.get(ETAG).and_then(|v| v.to_str().ok()) {
+                self.etags
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(url, (etag.to_string(), bytes.clone()));
+            }
+            return Ok((status, bytes));
+        }
+        let message = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_string))
+            .unwrap_or_default();
+        let limited = header_i64(&headers, "x-ratelimit-remaining") == Some(0)
+            || headers.contains_key(RETRY_AFTER)
+            || message.to_lowercase().contains("rate limit");
+        Err(match status {
+            StatusCode::UNAUTHORIZED => GithubError::Unauthorized,
+            StatusCode::FORBIDDEN | StatusCode::TOO_MANY_REQUESTS if limited => {
+                let wait = header_i64(&headers, "retry-after").map(|s| epoch_now() + s.max(0) as u64);
+                let reset = header_i64(&headers, "x-ratelimit-reset").map(|r| r.max(0) as u64);
+                GithubError::RateLimited(wait.or(reset).unwrap_or(epoch_now() + 60))
+            }
+            StatusCode::FORBIDDEN => GithubError::Forbidden(message),
+            StatusCode::NOT_FOUND => GithubError::NotFound,
+            StatusCode::METHOD_NOT_ALLOWED => GithubError::NotAllowed(message),
+            StatusCode::CONFLICT => GithubError::Conflict(message),
+            StatusCode::UNPROCESSABLE_ENTITY => GithubError::Unprocessable(message),
+            s if s.is_server_error() => GithubError::Server(s.as_u16()),
+            s => GithubError::Decode(format!("status {s}: {message}")),
+        })
+    }
+
+    /// An idempotent read: retried with backoff on server errors and
+    /// timeouts, and after a short secondary rate-limit wait.
+    async fn get<T: DeserializeOwned>(&self, path: &str, conditional: bool) -> GithubResult<T> {
+        let mut delay = Duration::from_millis(200);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self.send(Method::GET, path, None, conditional).await {
+                Ok((_, bytes)) => {
+                    return serde_json::from_slice(&bytes).map_err(|e| GithubError::Decode(e.to_string()));
+                }
+                Err(GithubError::RateLimited(until)) if attempt < 3 && until.saturating_sub(epoch_now()) <= 5 => {
+                    tokio::time::sleep(Duration::from_secs(until.saturating_sub(epoch_now()).max(1))).await;
+                }
+                Err(e) if e.is_uncertain() && attempt < 3 => {
+                    tracing::debug!(path, error = %e, attempt, "retrying a GitHub read");
+                    tokio::time::sleep(delay).await;
+                    delay *= 2;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// A write is sent once: it is never retried blindly.
+    async fn write<T: DeserializeOwned, B: Serialize>(&self, method: Method, path: &str, body: &B) -> GithubResult<T> {
+        let value = serde_json::to_value(body).map_err(|e| GithubError::Decode(e.to_string()))?;
+        let (_, bytes) = self.send(method, path, Some(value), false).await?;
+        if bytes.is_empty() {
+            return serde_json::from_value(serde_json::Value::Null).map_err(|e| GithubError::Decode(e.to_string()));
+        }
+        serde_json::from_slice(&bytes).map_err(|e| GithubError::Decode(e.to_string()))
+    }
+
+    pub async fn pull(&self, owner: &str, repo: &str, number: i64) -> GithubResult<PullRequest> {
+        self.get(&format!("/repos/{owner}/{repo}/pulls/{number}"), true).await
+    }
+
+    pub async fn reviews(&self, owner: &str, repo: &str, number: i64) -> GithubResult<Vec<Review>> {
+        self.get(
+            &format!("/repos/{owner}/{repo}/pulls/{number}/reviews?per_page=100"),
+            true,
+        )
+        .await
+    }
+
+    pub async fn check_runs(&self, owner: &str, repo: &str, git_ref: &str) -> GithubResult<CheckRuns> {
+        self.get(
+            &format!("/repos/{owner}/{repo}/commits/{git_ref}/check-runs?per_page=100"),
+            true,
+        )
+        .await
+    }
+
+    pub async fn combined_status(&self, owner: &str, repo: &str, git_ref: &str) -> GithubResult<CombinedStatus> {
+        self.get(&format!("/repos/{owner}/{repo}/commits/{git_ref}/status"), true)
+            .await
+    }
+
+    /// The required checks of a branch; `None` when they cannot be read
+    /// (403/404: no protection, or no permission to see it).
+    pub async fn required_checks(&self, owner: &str, repo: &str, branch: &str) -> GithubResult<Option<Vec<String>>> {
+        match self
+            .get::<RequiredStatusChecks>(
+                &format!("/repos/{owner}/{repo}/branches/{branch}/protection/required_status_checks"),
+                true,
+            )
+            .await
+        {
+            Ok(r) => Ok(Some(r.names())),
+            Err(GithubError::NotFound | GithubError::Forbidden(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub async fn merge(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: i64,
+        method: &str,
+        sha: &str,
+    ) -> GithubResult<MergeResponse> {
+        let body = MergeRequest {
+            merge_method: method.to_string(),
+            sha: sha.to_string(),
+        };
+        self.write(
+            Method::PUT,
+            &format!("/repos/{owner}/{repo}/pulls/{number}/merge"),
+            &body,
+        )
+        .await
+    }
+
+    pub async fn update_branch(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: i64,
+        expected_head_sha: &str,
+    ) -> GithubResult<serde_json::Value> {
+        let body = serde_json::json!({"expected_head_sha": expected_head_sha});
+        self.write(
+            Method::PUT,
+            &format!("/repos/{owner}/{repo}/pulls/{number}/update-branch"),
+            &body,
+        )
+        .await
+    }
+
+    pub async fn delete_branch(&self, owner: &str, repo: &str, branch: &str) -> GithubResult<()> {
+        self.send(
+            Method::DELETE,
+            &format!("/repos/{owner}/{repo}/git/refs/heads/{branch}"),
+            None,
+            false,
+        )
+        .await
+        .map(|_| ())
+    }
+
+    pub async fn search_issues(&self, query: &str) -> GithubResult<IssueSearch> {
+        let q: String = url_encode(query);
+        self.get(&format!("/search/issues?q={q}&per_page=50"), true).await
+    }
+
+    pub async fn user_orgs(&self) -> GithubResult<Vec<OrgItem>> {
+        self.get("/user/orgs?per_page=100", true).await
+    }
+
+    pub async fn search_repositories(&self, query: &str) -> GithubResult<RepoSearchResult> {
+        let q: String = url_encode(query);
+        self.get(&format!("/search/repositories?q={q}&per_page=20"), false)
+            .await
+    }
+}
+
+fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b' ' => "+".to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

@@ -1,0 +1,61 @@
+//! Kandev's GitHub side: the REST client, the PR sync and poller, PR links,
+//! webhook deliveries and the repository-selector helpers. A simulator with
+//! the same REST shapes lives in `crate::github_sim`.
+
+pub mod client;
+mod link;
+pub mod model;
+pub mod poller;
+mod sync;
+mod webhook;
+
+pub use client::{GithubClient, GithubError};
+pub use link::requested_pr;
+pub use webhook::{Delivery, DeliveryAck};
+
+use std::sync::Arc;
+
+use crate::bus::Bus;
+use crate::clock::Clock;
+use crate::live::LiveHub;
+use crate::store::Store;
+
+pub struct GithubService {
+    client: Arc<GithubClient>,
+    store: Store,
+    bus: Bus,
+    live: LiveHub,
+    clock: Arc<dyn Clock>,
+    webhook_secret: Option<String>,
+    /// Told when a webhook says a PR changed, so the poller syncs it now.
+    poke: tokio::sync::Notify,
+}
+
+impl GithubService {
+    pub fn new(
+        client: Arc<GithubClient>,
+        store: Store,
+        bus: Bus,
+        live: LiveHub,
+        clock: Arc<dyn Clock>,
+        webhook_secret: Option<String>,
+    ) -> Self {
+        GithubService {
+            client,
+            store,
+            bus,
+            live,
+            clock,
+            webhook_secret: webhook_secret.filter(|s| !s.is_empty()),
+            poke: tokio::sync::Notify::new(),
+        }
+    }
+
+    pub fn client(&self) -> &Arc<GithubClient> {
+        &self.client
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+}

@@ -1,0 +1,184 @@
+//! Reading a PR from GitHub into a `TaskPr` row, and the two write paths: the
+//! watch-driven sync (publishes on any of sixteen fields changing) and the
+//! lifecycle reconcile (state, merged_at and closed_at only; never on merged
+//! or closed rows).
+
+use chrono::{DateTime, Utc};
+use kandev_core::api::LIVE_TASK_PR_UPDATED;
+use kandev_core::checks::{from_check_run, from_commit_status, review_summary, summarize};
+use kandev_core::events::{Payload, SOURCE_GITHUB, TASK_PR_UPDATED};
+use kandev_core::task_pr::{
+    STATE_CLOSED, STATE_MERGED, STATE_OPEN, TaskPr, lifecycle_changed, needs_unwatched_sync, sync_changed,
+};
+
+use super::GithubService;
+use super::client::GithubResult;
+use super::model::PullRequest;
+use crate::store::TaskPrListing;
+
+fn time(s: &Option<String>) -> Option<DateTime<Utc>> {
+    s.as_deref()
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// `open`, `closed` or `merged`, as the sync writes it.
+pub fn pr_state(pr: &PullRequest) -> &'static str {
+    if pr.merged || pr.merged_at.is_some() {
+        STATE_MERGED
+    } else if pr.state == "closed" {
+        STATE_CLOSED
+    } else {
+        STATE_OPEN
+    }
+}
+
+impl GithubService {
+    /// Reads everything the row holds: the PR, its reviews and the checks of
+    /// its head commit (check runs and commit statuses).
+    pub async fn fetch(
+        &self,
+        owner: &str,
+        repo: &str,
+        number: i64,
+        task_id: &str,
+        workspace_id: &str,
+    ) -> GithubResult<(TaskPr, String)> {
+        let pr = self.client.pull(owner, repo, number).await?;
+        let reviews = self.client.reviews(owner, repo, number).await?;
+        let mut checks = Vec::new();
+        if !pr.head.sha.is_empty() {
+            let runs = self.client.check_runs(owner, repo, &pr.head.sha).await?;
+            checks.extend(
+                runs.check_runs
+                    .iter()
+                    .map(|r| from_check_run(&r.name, &r.status, r.conclusion.as_deref(), &r.html_url)),
+            );
+            let status = self.client.combined_status(owner, repo, &pr.head.sha).await?;
+            checks.extend(
+                status
+                    .statuses
+                    .iter()
+                    .map(|s| from_commit_status(&s.context, &s.state, s.target_url.as_deref().unwrap_or(""))),
+            );
+        }
+        let summary = summarize(&checks);
+        let review_pairs: Vec<(String, String)> = reviews
+            .iter()
+            .map(|r| (r.user.login.clone(), r.state.clone()))
+            .collect();
+        let (review_state, review_count) = review_summary(&review_pairs, pr.requested_reviewers.len());
+        // The case GitHub reports comes from the URL the API returned.
+        let reported = kandev_core::board::PrRef::parse(&pr.html_url);
+        let row = TaskPr {
+            task_id: task_id.to_string(),
+            workspace_id: workspace_id.to_string(),
+            owner: reported
+                .as_ref()
+                .map(|r| r.owner.clone())
+                .unwrap_or_else(|| owner.to_string()),
+            repo: reported
+                .as_ref()
+                .map(|r| r.repo.clone())
+                .unwrap_or_else(|| repo.to_string()),
+            pr_number: pr.number,
+            pr_url: pr.html_url.clone(),
+            pr_title: pr.title.clone(),
+            head_branch: pr.head.branch.clone(),
+            base_branch: pr.base.branch.clone(),
+            author_login: pr.user.login.clone(),
+            state: pr_state(&pr).to_string(),
+            merged_at: time(&pr.merged_at),
+            closed_at: time(&pr.closed_at),
+            review_state,
+            checks_state: summary.state,
+            mergeable_state: pr.mergeable_state.clone(),
+            review_count,
+            pending_review_count: pr.requested_reviewers.len() as i64,
+            required_reviews: 0,
+            checks_total: summary.total,
+            checks_passing: summary.passing,
+            unresolved_review_threads: 0,
+            additions: pr.additions,
+            deletions: pr.deletions,
+            last_synced_at: Some(self.clock.now()),
+        };
+        Ok((row, pr.head.sha))
+    }
+
+    pub(crate) async fn publish(&self, row: &TaskPr) {
+        if let Err(e) = self
+            .bus
+            .publish(TASK_PR_UPDATED, SOURCE_GITHUB, Payload::TaskPr(row.clone()))
+            .await
+        {
+            tracing::error!(task_id = %row.task_id, error = %e, "could not publish github.task_pr.updated");
+        }
+        if let Ok(task) = self.store.get_task(&row.task_id).await {
+            self.live.notify(&task.workspace_id, LIVE_TASK_PR_UPDATED, &row.task_id);
+        }
+    }
+
+    /// The watch-driven sync: always writes the row; publishes only when one
+    /// of the sixteen fields changed. Returns whether it published.
+    pub async fn sync_row(&self, listing: &TaskPrListing) -> GithubResult<bool> {
+        let old = &listing.pr;
+        let (new, head_sha) = self
+            .fetch(&old.owner, &old.repo, old.pr_number, &old.task_id, &old.workspace_id)
+            .await?;
+        if let Err(e) = self.store.upsert_task_pr(&new, &head_sha, self.clock.now()).await {
+            tracing::error!(task_id = %old.task_id, error = %e, "could not write the synced PR row");
+            return Ok(false);
+        }
+        let changed = sync_changed(old, &new);
+        if changed {
+            self.publish(&new).await;
+        }
+        Ok(changed)
+    }
+
+    /// The unwatched lifecycle reconcile: writes and publishes only state,
+    /// merged_at and closed_at, and never touches merged or closed rows.
+    pub async fn reconcile_lifecycle(&self, listing: &TaskPrListing) -> GithubResult<bool> {
+        let old = &listing.pr;
+        if !needs_unwatched_sync(old) {
+            return Ok(false);
+        }
+        let pr = self.client.pull(&old.owner, &old.repo, old.pr_number).await?;
+        let mut new = old.clone();
+        new.state = pr_state(&pr).to_string();
+        new.merged_at = time(&pr.merged_at);
+        new.closed_at = time(&pr.closed_at);
+        new.last_synced_at = Some(self.clock.now());
+        if let Err(e) = self.store.write_task_pr_lifecycle(&new).await {
+            tracing::error!(task_id = %old.task_id, error = %e, "could not write the reconciled PR row");
+            return Ok(false);
+        }
+        let changed = lifecycle_changed(old, &new);
+        if changed {
+            self.publish(&new).await;
+        }
+        Ok(changed)
+    }
+
+    /// Syncs every attached link to one PR now (webhook deliveries).
+    pub async fn sync_pr_now(&self, owner: &str, repo: &str, number: i64) -> usize {
+        let rows = match self.store.find_task_prs(owner, repo, number).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not list the links of a PR");
+                return 0;
+            }
+        };
+        let mut synced = 0;
+        for row in &rows {
+            match self.sync_row(row).await {
+                Ok(_) => synced += 1,
+                Err(e) => {
+                    tracing::warn!(task_id = %row.pr.task_id, error = %e, "webhook-driven sync failed; the poller will retry")
+                }
+            }
+        }
+        synced
+    }
+}

@@ -1,0 +1,332 @@
+//! A faithful stand-in for GitHub, shared by the tests, the browser suite and
+//! demo mode: a loopback HTTP server with GitHub's REST shapes and semantics
+//! (stale-`sha` merges refused with 409, unmergeable PRs with 405, ETags and
+//! 304s, rate-limit headers), a control interface to script the world, and
+//! signed webhook deliveries.
+
+mod control;
+mod rest;
+pub mod state;
+mod webhooks;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::Router;
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+
+pub use state::{Counters, Faults, SimPr};
+use state::{SimCheckRun, SimRepo, SimReview, SimState, SimStatus, key};
+
+#[derive(Clone)]
+pub struct Simulator {
+    state: Arc<Mutex<SimState>>,
+    http: reqwest::Client,
+}
+
+/// A pull request to open.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NewPr {
+    pub title: String,
+    #[serde(default)]
+    pub head: Option<String>,
+    #[serde(default)]
+    pub base: Option<String>,
+    #[serde(default)]
+    pub author: Option<String>,
+    #[serde(default)]
+    pub body: Option<String>,
+    #[serde(default)]
+    pub draft: bool,
+    #[serde(default)]
+    pub labels: Vec<String>,
+}
+
+/// Changes to a pull request's simulated facts.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PrPatch {
+    pub title: Option<String>,
+    pub draft: Option<bool>,
+    pub behind: Option<bool>,
+    pub conflict: Option<bool>,
+    pub mergeable_known: Option<bool>,
+    pub additions: Option<i64>,
+    pub requested_reviewers: Option<Vec<String>>,
+}
+
+/// What a simulator call failed on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SimError(pub String);
+
+pub type SimResult<T> = Result<T, SimError>;
+
+fn missing(what: &str) -> SimError {
+    SimError(format!("no such {what}"))
+}
+
+impl Default for Simulator {
+    fn default() -> Self {
+        crate::tls::install_crypto_provider();
+        Simulator {
+            state: Arc::default(),
+            http: reqwest::Client::new(),
+        }
+    }
+}
+
+impl Simulator {
+    pub fn new() -> Self {
+        Simulator::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, SimState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The REST API at `/` and the control interface at `/_sim`.
+    pub fn router(&self) -> Router {
+        rest::router(self.clone()).merge(control::router(self.clone()))
+    }
+
+    /// Serves on `listen` (e.g. `127.0.0.1:0`); returns the bound address.
+    pub async fn serve(&self, listen: &str) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
+        let listener = tokio::net::TcpListener::bind(listen).await?;
+        let addr = listener.local_addr()?;
+        let router = self.router();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+        Ok((addr, task))
+    }
+
+    pub fn add_repo(&self, owner: &str, name: &str, private: bool) {
+        let mut s = self.lock();
+        s.repos.entry(key(owner, name)).or_insert_with(|| SimRepo {
+            owner: owner.to_string(),
+            name: name.to_string(),
+            private,
+            default_branch: "main".into(),
+            ..Default::default()
+        });
+    }
+
+    pub fn add_org(&self, login: &str) {
+        let mut s = self.lock();
+        if !s.orgs.iter().any(|o| o == login) {
+            s.orgs.push(login.to_string());
+        }
+    }
+
+    pub fn open_pr(&self, owner: &str, name: &str, new: NewPr) -> SimResult<(i64, String)> {
+        let mut s = self.lock();
+        let sha = s.new_sha();
+        let repo = s.repo_mut(owner, name).ok_or_else(|| missing("repository"))?;
+        let number = repo.prs.keys().next_back().copied().unwrap_or(0) + 1;
+        let pr = SimPr {
+            number,
+            title: new.title,
+            body: new.body.unwrap_or_default(),
+            author: new.author.unwrap_or_else(|| "octocat".into()),
+            head_ref: new.head.unwrap_or_else(|| format!("feature-{number}")),
+            head_sha: sha.clone(),
+            base_ref: new.base.unwrap_or_else(|| repo.default_branch.clone()),
+            state: "open".into(),
+            draft: new.draft,
+            mergeable_known: true,
+            labels: new.labels,
+            additions: 10,
+            deletions: 2,
+            ..Default::default()
+        };
+        repo.prs.insert(number, pr);
+        Ok((number, sha))
+    }
+
+    pub fn pr(&self, owner: &str, name: &str, number: i64) -> Option<SimPr> {
+        self.lock().repo(owner, name)?.prs.get(&number).cloned()
+    }
+
+    /// Merges as a person would on github.com (no checks), then notifies.
+    pub fn merge_pr(&self, owner: &str, name: &str, number: i64) -> SimResult<()> {
+        let payload = {
+            let mut s = self.lock();
+            let sha = s.new_sha();
+            let pr = s.pr_mut(owner, name, number).ok_or_else(|| missing("pull request"))?;
+            if pr.state != "open" {
+                return Err(SimError("the pull request is not open".into()));
+            }
+            pr.state = "closed".into();
+            pr.merged = true;
+            pr.merged_at = Some(Utc::now());
+            pr.closed_at = pr.merged_at;
+            pr.merge_commit_sha = Some(sha);
+            pr.merge_method = Some("merge".into());
+            webhooks::pull_request(&s, owner, name, number, "closed")
+        };
+        self.deliver("pull_request", payload);
+        Ok(())
+    }
+
+    pub fn close_pr(&self, owner: &str, name: &str, number: i64) -> SimResult<()> {
+        let payload = {
+            let mut s = self.lock();
+            let pr = s.pr_mut(owner, name, number).ok_or_else(|| missing("pull request"))?;
+            pr.state = "closed".into();
+            pr.closed_at = Some(Utc::now());
+            webhooks::pull_request(&s, owner, name, number, "closed")
+        };
+        self.deliver("pull_request", payload);
+        Ok(())
+    }
+
+    /// Pushes a new commit to the PR's head branch; returns its sha.
+    pub fn push(&self, owner: &str, name: &str, number: i64) -> SimResult<String> {
+        let (sha, pr_payload, push_payload) = {
+            let mut s = self.lock();
+            let sha = s.new_sha();
+            let pr = s.pr_mut(owner, name, number).ok_or_else(|| missing("pull request"))?;
+            let before = std::mem::replace(&mut pr.head_sha, sha.clone());
+            let branch = pr.head_ref.clone();
+            (
+                sha.clone(),
+                webhooks::pull_request(&s, owner, name, number, "synchronize"),
+                webhooks::push(&s, owner, name, &branch, &before, &sha),
+            )
+        };
+        self.deliver("pull_request", pr_payload);
+        self.deliver("push", push_payload);
+        Ok(sha)
+    }
+
+    pub fn patch_pr(&self, owner: &str, name: &str, number: i64, patch: PrPatch) -> SimResult<()> {
+        let mut s = self.lock();
+        let pr = s.pr_mut(owner, name, number).ok_or_else(|| missing("pull request"))?;
+        if let Some(v) = patch.title {
+            pr.title = v;
+        }
+        if let Some(v) = patch.draft {
+            pr.draft = v;
+        }
+        if let Some(v) = patch.behind {
+            pr.behind = v;
+        }
+        if let Some(v) = patch.conflict {
+            pr.conflict = v;
+        }
+        if let Some(v) = patch.mergeable_known {
+            pr.mergeable_known = v;
+        }
+        if let Some(v) = patch.additions {
+            pr.additions = v;
+        }
+        if let Some(v) = patch.requested_reviewers {
+            pr.requested_reviewers = v;
+        }
+        Ok(())
+    }
+
+    pub fn add_review(&self, owner: &str, name: &str, number: i64, user: &str, state: &str) -> SimResult<()> {
+        let payload = {
+            let mut s = self.lock();
+            let id = s.next_id();
+            let pr = s.pr_mut(owner, name, number).ok_or_else(|| missing("pull request"))?;
+            pr.reviews.push(SimReview {
+                id,
+                user: user.to_string(),
+                state: state.to_string(),
+            });
+            webhooks::review(&s, owner, name, number, user, state)
+        };
+        self.deliver("pull_request_review", payload);
+        Ok(())
+    }
+
+    /// Adds (or replaces, by name) a check run on a commit.
+    pub fn set_check_run(
+        &self,
+        owner: &str,
+        name: &str,
+        sha: &str,
+        check: &str,
+        status: &str,
+        conclusion: Option<&str>,
+    ) -> SimResult<i64> {
+        let (id, payload) = {
+            let mut s = self.lock();
+            let id = s.next_id();
+            let repo = s.repo_mut(owner, name).ok_or_else(|| missing("repository"))?;
+            let runs = repo.check_runs.entry(sha.to_string()).or_default();
+            runs.retain(|r| r.name != check);
+            runs.push(SimCheckRun {
+                id,
+                name: check.to_string(),
+                status: status.to_string(),
+                conclusion: conclusion.map(str::to_string),
+                html_url: format!("https://github.com/{owner}/{name}/runs/{id}"),
+            });
+            let branch = repo
+                .prs
+                .values()
+                .find(|p| p.head_sha == sha)
+                .map(|p| p.head_ref.clone())
+                .unwrap_or_default();
+            (
+                id,
+                (status == "completed")
+                    .then(|| webhooks::check_run(&s, owner, name, sha, &branch, id))
+                    .flatten(),
+            )
+        };
+        if let Some(p) = payload {
+            self.deliver("check_run", Some(p));
+        }
+        Ok(id)
+    }
+
+    pub fn set_status(&self, owner: &str, name: &str, sha: &str, context: &str, state: &str) -> SimResult<()> {
+        let mut s = self.lock();
+        let repo = s.repo_mut(owner, name).ok_or_else(|| missing("repository"))?;
+        let list = repo.statuses.entry(sha.to_string()).or_default();
+        list.retain(|x| x.context != context);
+        list.push(SimStatus {
+            context: context.to_string(),
+            state: state.to_string(),
+            target_url: format!("https://ci.example/{owner}/{name}/{context}"),
+        });
+        Ok(())
+    }
+
+    pub fn set_required_checks(&self, owner: &str, name: &str, required: Option<Vec<String>>) -> SimResult<()> {
+        let mut s = self.lock();
+        s.repo_mut(owner, name)
+            .ok_or_else(|| missing("repository"))?
+            .required_checks = required;
+        Ok(())
+    }
+
+    /// Sends signed deliveries for every later change to `url`.
+    pub fn set_webhook(&self, url: &str, secret: &str) {
+        self.lock().webhook = Some((url.to_string(), secret.to_string()));
+    }
+
+    pub fn set_faults(&self, faults: Faults) {
+        self.lock().faults = faults;
+    }
+
+    /// Sets the core budget: `remaining` requests until `reset_in_secs` from now.
+    pub fn set_rate_limit(&self, remaining: i64, reset_in_secs: i64) {
+        let mut s = self.lock();
+        s.remaining = remaining;
+        s.reset = Utc::now().timestamp() + reset_in_secs;
+    }
+
+    pub fn counters(&self) -> Counters {
+        self.lock().counters.clone()
+    }
+
+    pub fn reset_counters(&self) {
+        self.lock().counters = Counters::default();
+    }
+}

@@ -1,0 +1,112 @@
+//! A GitHub simulator on loopback for the tests, and helpers around it.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kandev_core::events::{FromPayload, TASK_PR_UPDATED};
+use kandev_core::task_pr::TaskPr;
+use kandev_server::bus::{Subscription, handler};
+use kandev_server::github_sim::{NewPr, Simulator};
+use serde_json::json;
+
+use crate::support::{Db, Spawn, TestApp};
+
+pub const SECRET: &str = "webhook-secret";
+
+pub struct Sim {
+    pub sim: Simulator,
+    pub base: String,
+}
+
+pub async fn simulator() -> Sim {
+    let sim = Simulator::new();
+    let (addr, _) = sim.serve("127.0.0.1:0").await.expect("simulator");
+    sim.add_org("acme");
+    sim.add_repo("acme", "api", false);
+    Sim {
+        sim,
+        base: format!("http://{addr}"),
+    }
+}
+
+impl Sim {
+    /// An app talking to this simulator. The poller's timer is an hour, so
+    /// only its first sweep (and explicit sweeps) run during a test.
+    pub fn app(&self, db: Db) -> Spawn {
+        let base = self.base.clone();
+        Spawn::new(db).settings(move |s| {
+            s.github_api_url = base;
+            s.github_token = Some("test-token".into());
+            s.github_webhook_secret = Some(SECRET.into());
+            s.pr_poll_interval = Duration::from_secs(3600);
+        })
+    }
+
+    pub fn open(&self, title: &str) -> (i64, String) {
+        self.sim
+            .open_pr(
+                "acme",
+                "api",
+                NewPr {
+                    title: title.into(),
+                    ..Default::default()
+                },
+            )
+            .expect("open pr")
+    }
+}
+
+/// Records every `github.task_pr.updated` the bus carries.
+pub struct Published {
+    pub rows: Arc<Mutex<Vec<TaskPr>>>,
+    _sub: Subscription,
+}
+
+impl Published {
+    pub fn count(&self) -> usize {
+        self.rows.lock().unwrap().len()
+    }
+
+    pub fn last(&self) -> TaskPr {
+        self.rows.lock().unwrap().last().cloned().expect("a publish")
+    }
+}
+
+pub async fn watch_publishes(app: &TestApp) -> Published {
+    let rows: Arc<Mutex<Vec<TaskPr>>> = Arc::default();
+    let sink = rows.clone();
+    let sub = app
+        .services()
+        .bus
+        .subscribe(
+            TASK_PR_UPDATED,
+            handler(move |e| {
+                let sink = sink.clone();
+                async move {
+                    if let Ok(pr) = TaskPr::from_payload(&e.data) {
+                        sink.lock().unwrap().push(pr);
+                    }
+                }
+            }),
+        )
+        .await
+        .expect("subscribe");
+    Published { rows, _sub: sub }
+}
+
+impl TestApp {
+    pub async fn link(&self, task: &str, number: i64) -> serde_json::Value {
+        let r = self
+            .post(
+                &format!("/api/v1/tasks/{task}/prs"),
+                json!({"url": format!("https://github.com/acme/api/pull/{number}")}),
+            )
+            .await;
+        assert_eq!(r.status, reqwest::StatusCode::CREATED, "{}", r.body);
+        r.body
+    }
+
+    pub async fn sweep(&self) -> kandev_server::github::poller::SweepReport {
+        kandev_server::github::poller::sweep(&self.services().github, self.services().settings.pr_settle_period).await
+    }
+}
