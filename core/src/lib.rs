@@ -16,6 +16,7 @@ pub mod gate;
 pub mod interpolate;
 mod lenient;
 pub mod merged;
+pub mod merger;
 pub mod registry;
 pub mod run_status;
 pub mod task_pr;

@@ -32,6 +32,7 @@ use crate::github::{GithubClient, GithubService};
 use crate::http;
 use crate::live::LiveHub;
 use crate::mcp::McpEndpoints;
+use crate::merger::{Merger, MergerHandle, MergerSettings};
 use crate::metrics::Metrics;
 use crate::orchestrator::{AgentRuntime, Orchestrator};
 use crate::store::Store;
@@ -49,6 +50,7 @@ pub struct Services {
     pub orchestrator: Arc<Orchestrator>,
     pub runtime: Arc<AcpRuntime>,
     pub github: Arc<GithubService>,
+    pub merger: Arc<Merger>,
     pub ready: AtomicBool,
 }
 
@@ -148,6 +150,17 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
     ));
     board.set_pr_linker(github.clone());
     orchestrator.set_pr_linker(github.clone());
+    let merger = Arc::new(Merger::new(
+        store.clone(),
+        board.clone(),
+        github.clone(),
+        clock.clone(),
+        MergerSettings {
+            poll_interval: settings.merger_poll_interval,
+            default_timeout: settings.merger_ci_timeout,
+        },
+    ));
+    board.set_merge_starter(Arc::new(MergerHandle(merger.clone())));
     Ok(Arc::new(Services {
         settings,
         store,
@@ -160,6 +173,7 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
         orchestrator,
         runtime,
         github,
+        merger,
         ready: AtomicBool::new(false),
     }))
 }
@@ -204,6 +218,8 @@ impl Application {
         }
         // 4. the poller, whose first sweep runs at once: every consumer is attached.
         components.poller.start().await;
+        // Unfinished merges resume from GitHub's state.
+        services.merger.resume_all().await;
         // 5. HTTP.
         let extra = McpEndpoints::new(services.store.clone(), services.board.clone()).router();
         let router = http::router(services.clone(), extra, &services.settings.web_dir.clone());
@@ -239,6 +255,7 @@ impl Application {
         self.services.ready.store(false, Ordering::SeqCst);
         self.shutdown.cancel();
         let _ = self.server.await;
+        self.services.merger.shutdown().await;
         self.components.poller.stop().await;
         stop_automation(&self.components).await;
         self.services.orchestrator.stop().await;

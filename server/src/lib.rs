@@ -18,6 +18,7 @@ pub mod github_sim;
 pub mod http;
 pub mod live;
 pub mod mcp;
+pub mod merger;
 pub mod metrics;
 pub mod mock_agent;
 pub mod orchestrator;

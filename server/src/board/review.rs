@@ -12,10 +12,15 @@ use serde_json::json;
 use super::BoardService;
 use crate::error::{ServiceError, ServiceResult};
 
-/// Starts the merger for an approved task (now `running`).
+/// The merger, as approve sees it. The job is persisted before the task moves
+/// to `running`, so a running merge task always has a job behind it.
 #[async_trait]
 pub trait MergeStarter: Send + Sync {
-    async fn start_merge(&self, task: &Task, pr: &PrRef);
+    async fn prepare(&self, task: &Task, pr: &PrRef) -> ServiceResult<()>;
+    /// The approval lost a race: forget the prepared job.
+    async fn abandon(&self, task_id: &str);
+    /// Starts the job (at once, not on a timer).
+    async fn start(&self, task_id: &str);
 }
 
 /// Links a PR to a task (reads it from GitHub when it can).
@@ -122,15 +127,18 @@ impl BoardService {
                     .unwrap_or_else(|p| p.into_inner())
                     .clone()
                     .ok_or_else(|| ServiceError::Unavailable("the merger is not running".into()))?;
-                self.move_status(&task, TaskStatus::HumanReview, to, json!({})).await?;
+                starter.prepare(&task, &pr).await?;
+                if let Err(e) = self.move_status(&task, TaskStatus::HumanReview, to, json!({})).await {
+                    starter.abandon(&task.id).await;
+                    return Err(e);
+                }
                 self.record(
                     &task,
                     EVENT_MERGE_REQUESTED,
                     json!({"reason": reason, "pr_url": pr.url(), "owner": pr.owner, "repo": pr.repo, "number": pr.number}),
                 )
                 .await?;
-                let task = self.get(id).await?;
-                starter.start_merge(&task, &pr).await;
+                starter.start(&task.id).await;
                 Ok(ApproveResponse {
                     status: "merge_triggered".into(),
                     pr_url: Some(pr.url()),

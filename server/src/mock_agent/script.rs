@@ -57,7 +57,10 @@ pub fn context_ids(prompt: &str) -> (String, String) {
     let find = |label: &str| {
         prompt
             .lines()
-            .find_map(|l| l.trim().strip_prefix(label).map(|v| v.trim().to_string()))
+            .find_map(|l| {
+                let rest = &l[l.find(label)? + label.len()..];
+                Some(rest.split('<').next().unwrap_or_default().trim().to_string())
+            })
             .unwrap_or_default()
     };
     (find("Kandev Task ID:"), find("Kandev Session ID:"))

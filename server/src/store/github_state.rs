@@ -15,6 +15,7 @@ pub struct MergerJob {
     pub state: String,
     pub timeout_minutes: i64,
     pub wait_started_at: Option<DateTime<Utc>>,
+    pub waiting_on_sha: String,
     pub updated_branch: bool,
 }
 
@@ -27,6 +28,7 @@ fn job(row: &AnyRow) -> StoreResult<MergerJob> {
         state: row.text("state")?,
         timeout_minutes: row.int("timeout_minutes")?,
         wait_started_at: row.opt_time("wait_started_at")?,
+        waiting_on_sha: row.text("waiting_on_sha")?,
         updated_branch: row.flag("updated_branch")?,
     })
 }
@@ -100,10 +102,11 @@ impl Store {
 
     pub async fn upsert_merger_job(&self, j: &MergerJob, now: DateTime<Utc>) -> StoreResult<()> {
         sqlx::query(
-            "INSERT INTO merger_jobs (task_id, owner, repo, pr_number, state, timeout_minutes, wait_started_at, updated_branch, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) ON CONFLICT (task_id) DO UPDATE SET owner = excluded.owner, repo = excluded.repo, \
-             pr_number = excluded.pr_number, state = excluded.state, timeout_minutes = excluded.timeout_minutes, \
-             wait_started_at = excluded.wait_started_at, updated_branch = excluded.updated_branch, updated_at = excluded.updated_at",
+            "INSERT INTO merger_jobs (task_id, owner, repo, pr_number, state, timeout_minutes, wait_started_at, waiting_on_sha, \
+             updated_branch, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) \
+             ON CONFLICT (task_id) DO UPDATE SET owner = excluded.owner, repo = excluded.repo, pr_number = excluded.pr_number, \
+             state = excluded.state, timeout_minutes = excluded.timeout_minutes, wait_started_at = excluded.wait_started_at, \
+             waiting_on_sha = excluded.waiting_on_sha, updated_branch = excluded.updated_branch, updated_at = excluded.updated_at",
         )
         .bind(&j.task_id)
         .bind(&j.owner)
@@ -112,11 +115,23 @@ impl Store {
         .bind(&j.state)
         .bind(j.timeout_minutes)
         .bind(opt_time_to_text(j.wait_started_at))
+        .bind(&j.waiting_on_sha)
         .bind(flag(j.updated_branch))
         .bind(time_to_text(now))
         .execute(&self.pool)
         .await?;
         Ok(())
+    }
+
+    pub async fn get_merger_job(&self, task_id: &str) -> StoreResult<Option<MergerJob>> {
+        let row = sqlx::query(
+            "SELECT task_id, owner, repo, pr_number, state, timeout_minutes, wait_started_at, waiting_on_sha, updated_branch \
+             FROM merger_jobs WHERE task_id = $1",
+        )
+        .bind(task_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(job).transpose()
     }
 
     pub async fn delete_merger_job(&self, task_id: &str) -> StoreResult<()> {
@@ -129,7 +144,8 @@ impl Store {
 
     pub async fn list_merger_jobs(&self) -> StoreResult<Vec<MergerJob>> {
         sqlx::query(
-            "SELECT task_id, owner, repo, pr_number, state, timeout_minutes, wait_started_at, updated_branch FROM merger_jobs ORDER BY created_at",
+            "SELECT task_id, owner, repo, pr_number, state, timeout_minutes, wait_started_at, waiting_on_sha, updated_branch \
+             FROM merger_jobs ORDER BY created_at",
         )
         .fetch_all(&self.pool)
         .await?

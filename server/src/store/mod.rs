@@ -64,7 +64,14 @@ pub struct Store {
     backend: Backend,
 }
 
-const MIGRATIONS: &[(i64, &str, &str)] = &[(1, "init", include_str!("../../migrations/0001_init.sql"))];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "init", include_str!("../../migrations/0001_init.sql")),
+    (
+        2,
+        "merger_wait_head",
+        include_str!("../../migrations/0002_merger_wait_head.sql"),
+    ),
+];
 
 fn migrator() -> Migrator {
     Migrator::with_migrations(

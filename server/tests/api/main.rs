@@ -13,6 +13,7 @@ mod logs;
 mod merged_detection;
 mod merged_engine;
 mod merged_scoping;
+mod merger_api;
 mod system_api;
 mod tasks_api;
 mod trigger_types;

@@ -1,0 +1,275 @@
+//! One merge job: read, decide (in core), act, repeat until done or blocked.
+
+use kandev_core::api::{EVENT_BLOCKED, EVENT_COMPLETED, EVENT_MERGE_PROGRESS, EVENT_MERGED, Task};
+use kandev_core::board::{TaskStatus, merger_finish};
+use kandev_core::checks::{Check, ci_verdict, from_check_run, from_commit_status};
+use kandev_core::merger::{
+    CONFLICT, JobState, Policy, PrSnapshot, Step, UNKNOWN_AFTER_ERROR, decide, merged_summary, waiting,
+};
+use serde_json::json;
+
+use super::{JOB_RUNNING, Merger};
+use crate::github::GithubError;
+use crate::github::model::PullRequest;
+use crate::store::MergerJob;
+
+/// How a job ended.
+enum End {
+    Done(String),
+    Blocked(String),
+    /// Shutting down: the job row stays and resumes on the next start.
+    Suspended,
+}
+
+fn snapshot(pr: &PullRequest) -> PrSnapshot {
+    PrSnapshot {
+        number: pr.number,
+        state: pr.state.clone(),
+        merged: pr.merged || pr.merged_at.is_some(),
+        draft: pr.draft,
+        head_sha: pr.head.sha.clone(),
+        mergeable_state: pr.mergeable_state.clone(),
+    }
+}
+
+impl Merger {
+    pub(super) async fn run(&self, task_id: &str) {
+        let Ok(Some(job)) = self.store.get_merger_job(task_id).await else {
+            return;
+        };
+        let Ok(task) = self.board.get(task_id).await else {
+            let _ = self.store.delete_merger_job(task_id).await;
+            return;
+        };
+        if task.status != TaskStatus::Running {
+            let _ = self.store.delete_merger_job(task_id).await;
+            return;
+        }
+        match self.drive(&task, job).await {
+            End::Done(summary) => self.finish(&task, true, &summary).await,
+            End::Blocked(reason) => self.finish(&task, false, &reason).await,
+            End::Suspended => {}
+        }
+    }
+
+    async fn progress(&self, task: &Task, step: &str, detail: String) {
+        let _ = self
+            .board
+            .record(task, EVENT_MERGE_PROGRESS, json!({"step": step, "detail": detail}))
+            .await;
+    }
+
+    async fn checks(&self, job: &MergerJob, pr: &PullRequest) -> Result<Vec<Check>, GithubError> {
+        let client = self.github.client();
+        let runs = client.check_runs(&job.owner, &job.repo, &pr.head.sha).await?;
+        let status = client.combined_status(&job.owner, &job.repo, &pr.head.sha).await?;
+        let mut checks: Vec<Check> = runs
+            .check_runs
+            .iter()
+            .map(|r| from_check_run(&r.name, &r.status, r.conclusion.as_deref(), &r.html_url))
+            .collect();
+        checks.extend(
+            status
+                .statuses
+                .iter()
+                .map(|s| from_commit_status(&s.context, &s.state, s.target_url.as_deref().unwrap_or(""))),
+        );
+        Ok(checks)
+    }
+
+    /// Sleeps one poll interval; `false` when shutting down.
+    async fn pause(&self) -> bool {
+        tokio::select! {
+            _ = self.shutdown.cancelled() => false,
+            _ = tokio::time::sleep(self.settings.poll_interval) => true,
+        }
+    }
+
+    async fn drive(&self, task: &Task, mut job: MergerJob) -> End {
+        let client = self.github.client().clone();
+        let policy = Policy {
+            timeout_minutes: job.timeout_minutes.max(1) as u64,
+        };
+        let settings = self.store.github_settings(&task.workspace_id).await.unwrap_or_default();
+        let mut last_wait = String::new();
+        job.state = JOB_RUNNING.into();
+        loop {
+            if self.shutdown.is_cancelled() {
+                return End::Suspended;
+            }
+            // Read the PR first, every time.
+            let pr = match client.pull(&job.owner, &job.repo, job.pr_number).await {
+                Ok(pr) => pr,
+                Err(GithubError::NotConfigured) => {
+                    return End::Blocked("GitHub is not configured: set GITHUB_TOKEN".into());
+                }
+                Err(GithubError::NotFound) => {
+                    return End::Blocked(format!(
+                        "PR {}/{}#{} was not found on GitHub",
+                        job.owner, job.repo, job.pr_number
+                    ));
+                }
+                Err(e) => {
+                    tracing::warn!(task_id = %task.id, error = %e, "reading the PR failed; retrying");
+                    if !self.pause().await {
+                        return End::Suspended;
+                    }
+                    continue;
+                }
+            };
+            let snap = snapshot(&pr);
+            let verdict = if snap.merged || snap.state != "open" {
+                kandev_core::checks::CiVerdict::Green
+            } else {
+                // Protection that cannot be read means every check counts.
+                let required = client
+                    .required_checks(&job.owner, &job.repo, &pr.base.branch)
+                    .await
+                    .unwrap_or_default();
+                match self.checks(&job, &pr).await {
+                    Ok(checks) => ci_verdict(&checks, required.as_deref()),
+                    Err(e) => {
+                        tracing::warn!(task_id = %task.id, error = %e, "reading checks failed; retrying");
+                        if !self.pause().await {
+                            return End::Suspended;
+                        }
+                        continue;
+                    }
+                }
+            };
+            let state = JobState {
+                wait_started_at: job.wait_started_at,
+                waiting_on_sha: job.waiting_on_sha.clone(),
+                updated_branch: job.updated_branch,
+            };
+            let now = self.clock.now();
+            match decide(&snap, &verdict, &state, &policy, now) {
+                Step::Complete(summary) => return End::Done(summary),
+                Step::Block(reason) => return End::Blocked(reason),
+                Step::Wait(pending) => {
+                    let next = waiting(&state, &snap.head_sha, now);
+                    job.wait_started_at = next.wait_started_at;
+                    job.waiting_on_sha = next.waiting_on_sha;
+                    let _ = self.store.upsert_merger_job(&job, now).await;
+                    let detail = format!("waiting for {} on {}", pending.join(", "), short(&snap.head_sha));
+                    if detail != last_wait {
+                        self.progress(task, "waiting_for_checks", detail.clone()).await;
+                        last_wait = detail;
+                    }
+                    if !self.pause().await {
+                        return End::Suspended;
+                    }
+                }
+                Step::UpdateBranch { expected_head_sha } => {
+                    self.progress(
+                        task,
+                        "updating_branch",
+                        format!("bringing {} up to date with {}", pr.head.branch, pr.base.branch),
+                    )
+                    .await;
+                    match client
+                        .update_branch(&job.owner, &job.repo, job.pr_number, &expected_head_sha)
+                        .await
+                    {
+                        Ok(_) => {
+                            job.updated_branch = true;
+                            let _ = self.store.upsert_merger_job(&job, self.clock.now()).await;
+                        }
+                        Err(GithubError::Unprocessable(m)) if m.to_lowercase().contains("conflict") => {
+                            return End::Blocked(CONFLICT.into());
+                        }
+                        Err(e) => return End::Blocked(format!("could not update the branch: {e}")),
+                    }
+                }
+                Step::Merge { sha } => {
+                    self.progress(
+                        task,
+                        "merging",
+                        format!("{} merge of {}", settings.merge_method, short(&sha)),
+                    )
+                    .await;
+                    match client
+                        .merge(&job.owner, &job.repo, job.pr_number, &settings.merge_method, &sha)
+                        .await
+                    {
+                        Ok(resp) if resp.merged => {
+                            self.merged(task, &job, &pr, &settings, &resp.sha).await;
+                            return End::Done(merged_summary(job.pr_number));
+                        }
+                        Ok(resp) => return End::Blocked(format!("GitHub did not merge the PR: {}", resp.message)),
+                        // The head moved after the checks were judged: start over.
+                        Err(GithubError::Conflict(_)) => {
+                            self.progress(task, "head_moved", "the head moved; checking again".into())
+                                .await;
+                        }
+                        Err(GithubError::NotAllowed(m)) => {
+                            return End::Blocked(format!("GitHub refused the merge: {m}"));
+                        }
+                        Err(e) if e.is_uncertain() => {
+                            // Never retried blindly: read the PR back.
+                            return match client.pull(&job.owner, &job.repo, job.pr_number).await {
+                                Ok(after) if after.merged || after.merged_at.is_some() => {
+                                    self.merged(task, &job, &after, &settings, "").await;
+                                    End::Done(merged_summary(job.pr_number))
+                                }
+                                _ => End::Blocked(UNKNOWN_AFTER_ERROR.into()),
+                            };
+                        }
+                        Err(e) => return End::Blocked(format!("merge failed: {e}")),
+                    }
+                }
+            }
+        }
+    }
+
+    async fn merged(
+        &self,
+        task: &Task,
+        job: &MergerJob,
+        pr: &PullRequest,
+        settings: &kandev_core::api::GithubWorkspaceSettings,
+        sha: &str,
+    ) {
+        let _ = self
+            .board
+            .record(
+                task,
+                EVENT_MERGED,
+                json!({"pr_url": pr.html_url, "sha": sha, "merge_method": settings.merge_method}),
+            )
+            .await;
+        if settings.delete_branch
+            && !pr.head.branch.is_empty()
+            && let Err(e) = self
+                .github
+                .client()
+                .delete_branch(&job.owner, &job.repo, &pr.head.branch)
+                .await
+        {
+            tracing::info!(task_id = %task.id, error = %e, "could not delete the merged branch");
+        }
+    }
+
+    /// `running` → `done` or `blocked`, with the summary or reason as an event.
+    async fn finish(&self, task: &Task, merged: bool, text: &str) {
+        let to = match merger_finish(TaskStatus::Running, merged) {
+            Ok(s) => s,
+            Err(_) => return,
+        };
+        if let Err(e) = self.board.move_status(task, TaskStatus::Running, to, json!({})).await {
+            tracing::warn!(task_id = %task.id, error = %e, "the merged task had already moved");
+        }
+        let (kind, payload) = if merged {
+            (EVENT_COMPLETED, json!({"summary": text}))
+        } else {
+            (EVENT_BLOCKED, json!({"reason": text}))
+        };
+        let _ = self.board.record(task, kind, payload).await;
+        let _ = self.store.delete_merger_job(&task.id).await;
+        tracing::info!(task_id = %task.id, outcome = kind, detail = text, "merge job finished");
+    }
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(7)]
+}

@@ -1,0 +1,160 @@
+//! The post-approve merger: a native, deterministic worker. For each approved
+//! task whose PR is bound, it re-reads the PR before every decision (so a
+//! re-run is always safe), waits for required checks, brings a branch that is
+//! behind up to date once, merges with the checked head SHA pinned, and ends
+//! the task `done` or `blocked` with a reason. Jobs survive restarts.
+
+mod job;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use kandev_core::api::Task;
+use kandev_core::board::{PrRef, TaskStatus};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::board::{BoardService, MergeStarter};
+use crate::clock::Clock;
+use crate::error::ServiceResult;
+use crate::github::GithubService;
+use crate::store::{MergerJob, Store};
+
+#[derive(Debug, Clone)]
+pub struct MergerSettings {
+    pub poll_interval: Duration,
+    pub default_timeout: Duration,
+}
+
+pub struct Merger {
+    store: Store,
+    board: Arc<BoardService>,
+    github: Arc<GithubService>,
+    clock: Arc<dyn Clock>,
+    settings: MergerSettings,
+    running: Mutex<HashSet<String>>,
+    tracker: TaskTracker,
+    shutdown: CancellationToken,
+}
+
+/// Job states as stored.
+pub const JOB_PENDING: &str = "pending";
+pub const JOB_RUNNING: &str = "running";
+
+impl Merger {
+    pub fn new(
+        store: Store,
+        board: Arc<BoardService>,
+        github: Arc<GithubService>,
+        clock: Arc<dyn Clock>,
+        settings: MergerSettings,
+    ) -> Self {
+        Merger {
+            store,
+            board,
+            github,
+            clock,
+            settings,
+            running: Mutex::new(HashSet::new()),
+            tracker: TaskTracker::new(),
+            shutdown: CancellationToken::new(),
+        }
+    }
+
+    /// Resumes every unfinished job from GitHub's state. A job whose task is
+    /// no longer running is stale (the task finished or the approval never
+    /// landed) and is removed.
+    pub async fn resume_all(self: &Arc<Self>) {
+        let jobs = match self.store.list_merger_jobs().await {
+            Ok(j) => j,
+            Err(e) => {
+                tracing::error!(error = %e, "could not list merger jobs");
+                return;
+            }
+        };
+        for job in jobs {
+            match self.store.get_task(&job.task_id).await {
+                Ok(t) if t.status == TaskStatus::Running => {
+                    tracing::info!(task_id = %job.task_id, pr = job.pr_number, "resuming a merge");
+                    self.spawn(job.task_id.clone());
+                }
+                _ => {
+                    let _ = self.store.delete_merger_job(&job.task_id).await;
+                }
+            }
+        }
+    }
+
+    fn spawn(self: &Arc<Self>, task_id: String) {
+        if !self
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(task_id.clone())
+        {
+            return;
+        }
+        let me = self.clone();
+        self.tracker.spawn(async move {
+            me.run(&task_id).await;
+            me.running.lock().unwrap_or_else(|p| p.into_inner()).remove(&task_id);
+        });
+    }
+
+    /// Stops every job where it is; the job rows stay for the next start.
+    pub async fn shutdown(&self) {
+        self.shutdown.cancel();
+        self.tracker.close();
+        self.tracker.wait().await;
+    }
+
+    /// Waits until every job started so far has ended (tests).
+    pub async fn wait_idle(&self) {
+        self.tracker.close();
+        self.tracker.wait().await;
+        self.tracker.reopen();
+    }
+}
+
+/// `Arc<Merger>` is what approve holds.
+pub struct MergerHandle(pub Arc<Merger>);
+
+#[async_trait]
+impl MergeStarter for MergerHandle {
+    async fn prepare(&self, task: &Task, pr: &PrRef) -> ServiceResult<()> {
+        let m = &self.0;
+        let comments: Vec<String> = m
+            .store
+            .list_comments(&task.id)
+            .await?
+            .into_iter()
+            .rev()
+            .map(|c| c.body)
+            .collect();
+        let minutes = kandev_core::board::ci_wait_timeout_minutes(&task.description, &comments)
+            .unwrap_or((m.settings.default_timeout.as_secs() / 60).max(1));
+        let job = MergerJob {
+            task_id: task.id.clone(),
+            owner: pr.owner.clone(),
+            repo: pr.repo.clone(),
+            pr_number: pr.number,
+            state: JOB_PENDING.into(),
+            timeout_minutes: minutes as i64,
+            wait_started_at: None,
+            waiting_on_sha: String::new(),
+            updated_branch: false,
+        };
+        m.store.upsert_merger_job(&job, m.clock.now()).await?;
+        Ok(())
+    }
+
+    async fn abandon(&self, task_id: &str) {
+        let _ = self.0.store.delete_merger_job(task_id).await;
+    }
+
+    async fn start(&self, task_id: &str) {
+        self.0.spawn(task_id.to_string());
+    }
+}
