@@ -2,7 +2,7 @@
 //! never of what the agent did with its tools.
 
 use kandev_core::api::Origin;
-use kandev_core::run_status::{RetentionCandidate, RunStatus, worktrees_to_reclaim};
+use kandev_core::run_status::{RunStatus, worktrees_to_reclaim};
 
 use super::Orchestrator;
 
@@ -59,30 +59,31 @@ impl Orchestrator {
 
     /// Keeps the worktrees of the ten newest terminal runs; older ones go.
     async fn apply_retention(&self, automation_id: &str) {
-        let Some(runtime) = self.runtime() else {
-            return;
+        let Some(runtime) = self.runtime() else { return };
+        let candidates = match self.store.retention_candidates(automation_id).await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(automation_id, error = %e, "retention could not list runs");
+                return;
+            }
         };
-        let Ok(runs) = self.store.list_run_records(automation_id).await else {
-            return;
-        };
-        let mut candidates = Vec::with_capacity(runs.len());
-        for r in &runs {
-            if r.task_id.is_empty() {
+        for task_id in worktrees_to_reclaim(&candidates) {
+            // Re-checked just before removal: a session may have started meanwhile.
+            let busy = self
+                .store
+                .list_sessions(&task_id)
+                .await
+                .map(|s| s.iter().any(|s| s.state == "STARTING" || s.state == "RUNNING"));
+            if busy.unwrap_or(true) {
                 continue;
             }
-            let sessions = self.store.list_sessions(&r.task_id).await.unwrap_or_default();
-            let in_use = sessions.iter().any(|s| s.state == "STARTING" || s.state == "RUNNING");
-            // The runtime knows whether a checkout is left; reclaiming none is a no-op.
-            candidates.push(RetentionCandidate {
-                run_id: r.task_id.clone(),
-                terminal: r.status.is_terminal(),
-                has_worktree: !sessions.is_empty(),
-                in_use,
-            });
-        }
-        for task_id in worktrees_to_reclaim(&candidates) {
-            if let Err(e) = runtime.reclaim_worktree(&task_id).await {
-                tracing::warn!(task_id, error = %e, "could not reclaim a run worktree");
+            match runtime.reclaim_worktree(&task_id).await {
+                Ok(()) => {
+                    if let Err(e) = self.store.clear_worktree(&task_id).await {
+                        tracing::warn!(task_id, error = %e, "could not record a reclaimed worktree");
+                    }
+                }
+                Err(e) => tracing::warn!(task_id, error = %e, "could not reclaim a run worktree"),
             }
         }
     }

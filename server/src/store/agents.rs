@@ -229,3 +229,14 @@ impl Store {
             .collect()
     }
 }
+
+impl Store {
+    /// Marks a task's sessions as having no worktree any more (retention).
+    pub async fn clear_worktree(&self, task_id: &str) -> StoreResult<()> {
+        sqlx::query("UPDATE agent_sessions SET worktree_path = '' WHERE task_id = $1")
+            .bind(task_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+}

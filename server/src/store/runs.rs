@@ -269,3 +269,35 @@ impl Store {
         row.as_ref().map(record).transpose()
     }
 }
+
+impl Store {
+    /// Retention's view of an automation's runs, newest first, in one query:
+    /// whether each run's task still has a worktree and whether it is in use.
+    pub async fn retention_candidates(
+        &self,
+        automation_id: &str,
+    ) -> StoreResult<Vec<kandev_core::run_status::RetentionCandidate>> {
+        let rows = sqlx::query(
+            "SELECT r.task_id, r.status, \
+             CAST(CASE WHEN EXISTS (SELECT 1 FROM agent_sessions s WHERE s.task_id = r.task_id AND s.worktree_path <> '') THEN 1 ELSE 0 END AS BIGINT) AS live, \
+             CAST(CASE WHEN EXISTS (SELECT 1 FROM agent_sessions s WHERE s.task_id = r.task_id AND s.state IN ('STARTING', 'RUNNING')) THEN 1 ELSE 0 END AS BIGINT) AS busy \
+             FROM automation_runs r WHERE r.automation_id = $1 AND r.task_id <> '' ORDER BY r.created_at DESC, r.id DESC",
+        )
+        .bind(automation_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let status = r.text("status")?;
+                let status =
+                    RunStatus::parse(&status).ok_or_else(|| StoreError::Corrupt(format!("run status {status}")))?;
+                Ok(kandev_core::run_status::RetentionCandidate {
+                    run_id: r.text("task_id")?,
+                    terminal: status.is_terminal(),
+                    has_worktree: r.flag("live")?,
+                    in_use: r.flag("busy")?,
+                })
+            })
+            .collect()
+    }
+}

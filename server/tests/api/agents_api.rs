@@ -519,3 +519,29 @@ async fn archiving_a_run_task_cancels_its_turn_and_a_succeeded_session_can_be_re
     .await;
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worktrees_of_the_ten_newest_finished_runs_are_kept_and_older_ones_reclaimed() {
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace_with_repo("W").await;
+    let target = app.task(&ws, "target").await;
+    let a = app
+        .merged_automation(&ws, json!({"all_repos": true}), "e2e:message(\"done\")", 20)
+        .await;
+    for n in 1..=12 {
+        app.publish_pr(&merged_pr(&target, "acme", "api", n), Form::Typed).await;
+        // one at a time, so creation order is finishing order
+        app.wait_for_run_status(&a, "succeeded").await;
+        eventually("every run so far to finish", Duration::from_secs(20), || async {
+            app.runs_of(&a).await.iter().all(|r| r.status.as_str() == "succeeded")
+        })
+        .await;
+    }
+    let runs = app.runs_of(&a).await; // newest first
+    assert_eq!(runs.len(), 12);
+    let worktree = |task: &str| app.dir.path().join("data").join("worktrees").join(task);
+    for (i, r) in runs.iter().enumerate() {
+        assert_eq!(worktree(&r.task_id).exists(), i < 10, "run {i} (newest first)");
+    }
+    app.stop().await;
+}

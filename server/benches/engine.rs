@@ -1,0 +1,115 @@
+//! Engine throughput: merged-PR events evaluated per second with 1,000
+//! enabled `github_pr_merged` triggers across 100 automations, runs created
+//! per second, and the machine's raw SQLite insert rate for comparison.
+//!
+//! Run: `cargo bench -p kandev-server --bench engine`. Prints figures only.
+
+mod common;
+
+use std::time::Instant;
+
+use kandev_core::events::{Payload, SOURCE_GITHUB, TASK_PR_UPDATED};
+use kandev_core::task_pr::TaskPr;
+use serde_json::json;
+
+use common::*;
+
+fn merged(task_id: &str, number: i64) -> TaskPr {
+    TaskPr {
+        task_id: task_id.into(),
+        owner: "acme".into(),
+        repo: "api".into(),
+        pr_number: number,
+        pr_url: format!("https://github.com/acme/api/pull/{number}"),
+        base_branch: "main".into(),
+        state: "merged".into(),
+        ..Default::default()
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let s = services(dir.path(), |_| {}).await;
+    s.orchestrator.start().await.expect("orchestrator");
+    let ws = workspace(&s, "Bench").await;
+    let t = task(&s, &ws, "target").await;
+    println!("kandev engine benchmark (SQLite file, in-process bus); figures vary with machine load\n");
+
+    // 1,000 triggers over 100 automations, none matching: pure evaluation.
+    let started = Instant::now();
+    for a in 0..100 {
+        let configs = (0..10)
+            .map(|i| json!({"all_repos": false, "repos": [{"owner": "other", "name": format!("r{i}")}]}))
+            .collect();
+        merged_automation(&s, &ws, &format!("A{a}"), configs, 1).await;
+    }
+    report("set-up: 100 automations x 10 triggers", 1000, started);
+    let sub = kandev_server::automation::merged::MergedPrSubscriber::new(s.automation.clone());
+    sub.start().await.expect("subscribe");
+    let events = 200;
+    let started = Instant::now();
+    for n in 0..events {
+        s.bus
+            .publish(TASK_PR_UPDATED, SOURCE_GITHUB, Payload::TaskPr(merged(&t, n + 1)))
+            .await
+            .expect("publish");
+    }
+    report(
+        "merged events evaluated (1,000 triggers each, none fire)",
+        events as usize,
+        started,
+    );
+    let started = Instant::now();
+    s.automation.recorder().flush().await;
+    report(
+        "  evaluation records flushed afterwards",
+        events as usize * 1000,
+        started,
+    );
+
+    // Runs created: one matching automation, distinct PRs, generous cap.
+    let ws2 = workspace(&s, "Runs").await;
+    let target = task(&s, &ws2, "target").await;
+    let a = merged_automation(&s, &ws2, "Fire", vec![json!({"all_repos": true})], 100_000).await;
+    let runs = 300;
+    let started = Instant::now();
+    for n in 0..runs {
+        s.bus
+            .publish(
+                TASK_PR_UPDATED,
+                SOURCE_GITHUB,
+                Payload::TaskPr(merged(&target, 10_000 + n)),
+            )
+            .await
+            .expect("publish");
+    }
+    s.orchestrator.wait_idle().await;
+    report(
+        "runs created (fire → run task → task_created row)",
+        runs as usize,
+        started,
+    );
+    let created = s.store.list_run_records(&a).await.expect("runs").len();
+    println!("  (run rows written: {created})");
+
+    // The machine's raw SQLite insert rate on the same file and pool.
+    sqlx::query("CREATE TABLE bench_rows (id TEXT PRIMARY KEY, v TEXT NOT NULL)")
+        .execute(s.store.pool())
+        .await
+        .expect("table");
+    let rows = 2000;
+    let started = Instant::now();
+    for i in 0..rows {
+        sqlx::query("INSERT INTO bench_rows (id, v) VALUES ($1, $2)")
+            .bind(format!("r{i}"))
+            .bind("x")
+            .execute(s.store.pool())
+            .await
+            .expect("insert");
+    }
+    report("raw SQLite single-row inserts (autocommit)", rows, started);
+    sub.stop().await;
+    s.orchestrator.stop().await;
+    s.runtime.shutdown().await;
+}
