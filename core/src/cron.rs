@@ -133,6 +133,43 @@ pub fn upcoming(expr: &str, timezone: &str, now: DateTime<Utc>, count: usize) ->
     out
 }
 
+/// The schedule editor's presets: a descriptor per sentence, or custom.
+pub const PRESETS: [(&str, &str); 3] = [
+    ("@hourly", "automations-cron-every-hour"),
+    ("@daily", "automations-cron-every-day"),
+    ("@weekly", "automations-cron-every-week"),
+];
+
+/// The preset an expression is, if any (`0 * * * *` is "every hour" too).
+pub fn preset_of(expr: &str) -> Option<&'static str> {
+    match expr.trim() {
+        "@hourly" | "0 * * * *" => Some("@hourly"),
+        "@daily" | "@midnight" | "0 0 * * *" => Some("@daily"),
+        "@weekly" | "0 0 * * 0" => Some("@weekly"),
+        _ => None,
+    }
+}
+
+/// Every IANA zone name we know, for the time-zone combobox.
+pub fn timezone_names() -> impl Iterator<Item = &'static str> {
+    chrono_tz::TZ_VARIANTS.iter().map(|tz| tz.name())
+}
+
+/// Zone names containing `query` (case-insensitive), at most `limit`.
+pub fn matching_timezones(query: &str, limit: usize) -> Vec<&'static str> {
+    let q = query.trim().to_lowercase();
+    timezone_names()
+        .filter(|n| n.to_lowercase().contains(&q))
+        .take(limit)
+        .collect()
+}
+
+/// A time shown in a zone (empty or unknown zone: UTC), for the next-run preview.
+pub fn format_in_zone(at: DateTime<Utc>, timezone: &str) -> String {
+    let tz = parse_zone(timezone).unwrap_or(Tz::UTC);
+    at.with_timezone(&tz).format("%a %Y-%m-%d %H:%M %Z").to_string()
+}
+
 /// Dedup key for a scheduled firing: one per trigger per minute.
 pub fn scheduled_dedup_key(trigger_id: &str, now: DateTime<Utc>) -> String {
     format!("scheduled:{trigger_id}:{}", now.timestamp().div_euclid(60))
@@ -236,5 +273,21 @@ mod tests {
     #[test]
     fn scheduled_dedup_key_is_per_minute() {
         assert_eq!(scheduled_dedup_key("tr1", t("1970-01-01T00:02:59Z")), "scheduled:tr1:2");
+    }
+    #[test]
+    fn presets_and_zone_helpers() {
+        assert_eq!(preset_of("0 * * * *"), Some("@hourly"));
+        assert_eq!(preset_of(" @daily "), Some("@daily"));
+        assert_eq!(preset_of("*/5 * * * *"), None);
+        assert!(matching_timezones("berlin", 5).contains(&"Europe/Berlin"));
+        assert_eq!(matching_timezones("", 3).len(), 3);
+        assert_eq!(
+            format_in_zone(t("2026-01-10T08:00:00Z"), "Europe/Berlin"),
+            "Sat 2026-01-10 09:00 CET"
+        );
+        assert_eq!(
+            format_in_zone(t("2026-01-10T08:00:00Z"), ""),
+            "Sat 2026-01-10 08:00 UTC"
+        );
     }
 }

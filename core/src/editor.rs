@@ -12,6 +12,10 @@ use crate::trigger::TriggerType;
 use crate::trigger::config::{GithubPrMergedConfig, RepoFilter, parse_scheduled};
 use crate::trigger::matching::has_exact_repo;
 
+pub mod draft;
+pub mod prompt;
+pub mod runs;
+
 /// The resolved condition: the first trigger that is neither `scheduled` nor
 /// `webhook`. It alone seeds placeholders, the default title and the picker.
 pub fn condition_type(types: &[TriggerType]) -> Option<TriggerType> {
@@ -122,6 +126,23 @@ pub fn add_repo(repos: &[RepoFilter], owner: &str, name: &str) -> Vec<RepoFilter
 pub fn split_repo_query(input: &str) -> Option<(String, String)> {
     let (org, q) = input.trim().split_once('/')?;
     (!org.is_empty()).then(|| (org.to_string(), q.to_string()))
+}
+
+/// Organisation badges render unless the workspace scope is `repos`.
+pub fn show_org_badges(scope: Option<&crate::api::GithubWorkspaceSettings>) -> bool {
+    scope.is_none_or(|s| s.repo_scope_mode != crate::api::RepoScopeMode::Repos)
+}
+
+/// The repository search shows at most this many results.
+pub const MAX_SEARCH_RESULTS: usize = 10;
+
+/// The search waits this long after the last keystroke.
+pub const SEARCH_DEBOUNCE_MS: u32 = 300;
+
+/// A search request is sent only with both a workspace id and an organisation.
+pub fn search_request(workspace_id: Option<&str>, input: &str) -> Option<(String, String)> {
+    workspace_id.filter(|w| !w.is_empty())?;
+    split_repo_query(input)
 }
 
 /// The editor's max-runs input: invalid or below 1 becomes 1.
@@ -397,6 +418,19 @@ mod tests {
         assert_eq!(add_repo(&add_repo(&[], "a", "b"), "a", "b").len(), 1);
         assert_eq!(split_repo_query("acme/ap"), Some(("acme".into(), "ap".into())));
         assert_eq!(split_repo_query("acme"), None);
+    }
+
+    #[test]
+    fn search_needs_a_workspace_and_an_org_and_org_badges_hide_in_repos_scope() {
+        assert_eq!(search_request(None, "acme/api"), None);
+        assert_eq!(search_request(Some(""), "acme/api"), None);
+        assert_eq!(search_request(Some("ws"), "acme"), None);
+        assert_eq!(search_request(Some("ws"), "acme/"), Some(("acme".into(), "".into())));
+        let mut scope: crate::api::GithubWorkspaceSettings = serde_json::from_value(json!({})).unwrap();
+        assert!(show_org_badges(None));
+        assert!(show_org_badges(Some(&scope)));
+        scope.repo_scope_mode = crate::api::RepoScopeMode::Repos;
+        assert!(!show_org_badges(Some(&scope)));
     }
 
     #[test]

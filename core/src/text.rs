@@ -82,3 +82,44 @@ mod tests {
         assert!(t.starts_with(&"é".repeat(59)));
     }
 }
+
+/// A coarse age for "5 min ago" style labels: the unit and the count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Age {
+    JustNow,
+    Minutes(i64),
+    Hours(i64),
+    Days(i64),
+}
+
+pub fn age(then: chrono::DateTime<chrono::Utc>, now: chrono::DateTime<chrono::Utc>) -> Age {
+    let secs = (now - then).num_seconds().max(0);
+    match secs {
+        s if s < 60 => Age::JustNow,
+        s if s < 3600 => Age::Minutes(s / 60),
+        s if s < 86_400 => Age::Hours(s / 3600),
+        s => Age::Days(s / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod age_tests {
+    use super::*;
+    use chrono::{DateTime, Duration, Utc};
+
+    #[test]
+    fn ages_round_down_to_their_unit() {
+        let now = DateTime::parse_from_rfc3339("2026-03-08T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(age(now - Duration::seconds(30), now), Age::JustNow);
+        assert_eq!(age(now - Duration::minutes(5), now), Age::Minutes(5));
+        assert_eq!(age(now - Duration::hours(3), now), Age::Hours(3));
+        assert_eq!(age(now - Duration::days(2), now), Age::Days(2));
+        assert_eq!(
+            age(now + Duration::minutes(5), now),
+            Age::JustNow,
+            "clock skew reads as now"
+        );
+    }
+}

@@ -201,9 +201,35 @@ pub fn parse_github_delivery(event: &str, body: &[u8]) -> Result<GithubDelivery,
     }
 }
 
+/// The paths a sample payload offers as `{{webhook.…}}` placeholders, two
+/// levels deep.
+pub fn sample_paths(sample: &Value) -> Vec<String> {
+    let mut out = vec![];
+    if let Value::Object(top) = sample {
+        for (k, v) in top {
+            out.push(format!("webhook.{k}"));
+            if let Value::Object(inner) = v {
+                out.extend(inner.keys().map(|k2| format!("webhook.{k}.{k2}")));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sample_payload_paths_go_two_levels_deep() {
+        let v = json!({"action": "x", "pull_request": {"number": 1, "head": {"ref": "main"}}});
+        let paths = sample_paths(&v);
+        assert!(paths.contains(&"webhook.action".to_string()));
+        assert!(paths.contains(&"webhook.pull_request.number".to_string()));
+        assert!(paths.contains(&"webhook.pull_request.head".to_string()));
+        assert!(!paths.iter().any(|p| p.ends_with(".ref")));
+        assert!(sample_paths(&json!([1])).is_empty());
+    }
 
     #[test]
     fn generic_webhook_data_is_the_object_or_wrapped_text() {

@@ -1,14 +1,43 @@
-//! Kandev's browser app (Leptos, client-side rendered).
+//! Kandev's browser app (Leptos, client-side rendered). Pages gather data
+//! and call `kandev-core` for every rule; nothing here decides on its own.
 
 use leptos::prelude::*;
+use leptos_router::components::{Route, Router, Routes};
+use leptos_router::path;
+
+mod api;
+mod components;
+mod i18n;
+mod live;
+mod pages;
+mod time;
+
+use pages::automations::{AutomationEditor, AutomationsList};
+use pages::board::{Board, TaskDetail};
+use pages::{AutomationsHome, Home, RunView};
+
+#[component]
+fn NotFound() -> impl IntoView {
+    view! { <main id="main" class="page"><h1>{move || i18n::t("not-found")}</h1><a href="/">{move || i18n::t("nav-board")}</a></main> }
+}
 
 #[component]
 fn App() -> impl IntoView {
+    i18n::provide_i18n();
+    live::provide_live();
+    components::provide_toasts();
     view! {
-        <main class="page">
-            <h1>"Kandev"</h1>
-            <p>"A task board for AI coding agents."</p>
-        </main>
+        <Router>
+            <Routes fallback=NotFound>
+                <Route path=path!("/") view=Home/>
+                <Route path=path!("/w/:ws") view=Board/>
+                <Route path=path!("/w/:ws/tasks/:id") view=TaskDetail/>
+                <Route path=path!("/w/:ws/runs/:id") view=RunView/>
+                <Route path=path!("/settings/automations") view=AutomationsHome/>
+                <Route path=path!("/settings/workspace/:ws/automations") view=AutomationsList/>
+                <Route path=path!("/settings/workspace/:ws/automations/:id") view=AutomationEditor/>
+            </Routes>
+        </Router>
     }
 }
 

@@ -1,0 +1,148 @@
+//! The API client: typed calls with the request and response types from
+//! `kandev_core::api`, over `gloo-net`.
+
+use gloo_net::http::{Request, RequestBuilder, Response};
+use kandev_core::api::*;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// An API failure, with the server's message when it sent one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiFailure {
+    pub status: u16,
+    pub message: String,
+}
+
+impl std::fmt::Display for ApiFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiFailure>;
+
+fn transport(e: gloo_net::Error) -> ApiFailure {
+    ApiFailure {
+        status: 0,
+        message: e.to_string(),
+    }
+}
+
+async fn read<T: DeserializeOwned>(resp: Response) -> ApiResult<T> {
+    let status = resp.status();
+    if resp.ok() {
+        if status == 204 {
+            return serde_json::from_value(Value::Null).map_err(|e| ApiFailure {
+                status,
+                message: e.to_string(),
+            });
+        }
+        return resp.json::<T>().await.map_err(|e| ApiFailure {
+            status,
+            message: e.to_string(),
+        });
+    }
+    let message = match resp.json::<ApiError>().await {
+        Ok(e) => e.error.message,
+        Err(_) => format!("HTTP {status}"),
+    };
+    Err(ApiFailure { status, message })
+}
+
+async fn send<T: DeserializeOwned>(req: RequestBuilder) -> ApiResult<T> {
+    read(req.send().await.map_err(transport)?).await
+}
+
+async fn send_json<B: Serialize, T: DeserializeOwned>(req: RequestBuilder, body: &B) -> ApiResult<T> {
+    let req = req.json(body).map_err(transport)?;
+    read(req.send().await.map_err(transport)?).await
+}
+
+pub fn enc(s: &str) -> String {
+    js_sys::encode_uri_component(s).as_string().unwrap_or_default()
+}
+
+pub async fn get<T: DeserializeOwned>(path: &str) -> ApiResult<T> {
+    send(Request::get(path)).await
+}
+
+pub async fn post<B: Serialize, T: DeserializeOwned>(path: &str, body: &B) -> ApiResult<T> {
+    send_json(Request::post(path), body).await
+}
+
+pub async fn patch<B: Serialize, T: DeserializeOwned>(path: &str, body: &B) -> ApiResult<T> {
+    send_json(Request::patch(path), body).await
+}
+
+pub async fn delete(path: &str) -> ApiResult<()> {
+    send::<Value>(Request::delete(path)).await.map(|_| ())
+}
+
+// --- typed helpers ---
+
+pub async fn workspaces() -> ApiResult<Vec<Workspace>> {
+    get("/api/v1/workspaces").await
+}
+
+pub async fn repositories(ws: &str) -> ApiResult<Vec<Repository>> {
+    get(&format!("/api/v1/workspaces/{ws}/repositories")).await
+}
+
+pub async fn tasks(ws: &str, archived: bool) -> ApiResult<Vec<Task>> {
+    get(&format!("/api/v1/workspaces/{ws}/tasks?include_archived={archived}")).await
+}
+
+pub async fn task_prs(task: &str) -> ApiResult<Vec<TaskPr>> {
+    get(&format!("/api/v1/tasks/{task}/prs")).await
+}
+
+pub async fn automations(ws: &str) -> ApiResult<Vec<Automation>> {
+    get(&format!("/api/v1/workspaces/{ws}/automations")).await
+}
+
+pub async fn automation(id: &str) -> ApiResult<Automation> {
+    get(&format!("/api/v1/automations/{id}")).await
+}
+
+pub async fn runs(id: &str) -> ApiResult<Vec<Run>> {
+    get(&format!("/api/v1/automations/{id}/runs?limit=50")).await
+}
+
+pub async fn evaluations(id: &str) -> ApiResult<Vec<Evaluation>> {
+    get(&format!("/api/v1/automations/{id}/evaluations?limit=30")).await
+}
+
+pub async fn agent_profiles() -> ApiResult<Vec<AgentProfile>> {
+    get("/api/v1/agent-profiles").await
+}
+
+pub async fn sessions(task: &str) -> ApiResult<Vec<Session>> {
+    get(&format!("/api/v1/tasks/{task}/sessions")).await
+}
+
+pub async fn messages(session: &str) -> ApiResult<Vec<TranscriptMessage>> {
+    get(&format!("/api/v1/sessions/{session}/messages")).await
+}
+
+pub async fn github_settings(ws: &str) -> ApiResult<GithubWorkspaceSettings> {
+    get(&format!("/api/v1/github/workspace-settings?workspace_id={}", enc(ws))).await
+}
+
+pub async fn orgs(ws: &str) -> ApiResult<Orgs> {
+    get(&format!("/api/v1/github/orgs?workspace_id={}", enc(ws))).await
+}
+
+pub async fn search_repos(ws: &str, org: &str, q: &str) -> ApiResult<RepoSearch> {
+    get(&format!(
+        "/api/v1/github/repos/search?workspace_id={}&org={}&q={}",
+        enc(ws),
+        enc(org),
+        enc(q)
+    ))
+    .await
+}
+
+pub async fn merged_prs(ws: &str) -> ApiResult<Vec<TaskPrPreview>> {
+    get(&format!("/api/v1/workspaces/{ws}/task-prs?state=merged&limit=10")).await
+}

@@ -1,0 +1,50 @@
+//! The page frame: skip link, header with navigation, workspace and
+//! language pickers, the toasts, and the page itself.
+
+use leptos::prelude::*;
+use leptos_router::components::A;
+use leptos_router::hooks::use_navigate;
+
+use super::toast::ToastRegion;
+use crate::api;
+use crate::i18n::{LOCALES, set_locale, t, use_locale};
+
+#[component]
+pub fn Layout(#[prop(into)] ws: Signal<String>, children: Children) -> impl IntoView {
+    let workspaces = LocalResource::new(api::workspaces);
+    let navigate = use_navigate();
+    let locale = use_locale();
+    view! {
+        <a class="skip" href="#main">{move || t("skip-to-content")}</a>
+        <header class="top">
+            <span class="brand">{move || t("app-name")}</span>
+            <nav aria-label=move || t("nav-main")>
+                <A href=move || format!("/w/{}", ws.get())>{move || t("nav-board")}</A>
+                <A href=move || format!("/settings/workspace/{}/automations", ws.get())>{move || t("nav-automations")}</A>
+            </nav>
+            <div class="pickers">
+                <label for="workspace-picker" class="sr-only">{move || t("workspace-label")}</label>
+                <select id="workspace-picker" on:change=move |ev| {
+                    let v = event_target_value(&ev);
+                    navigate(&format!("/w/{v}"), Default::default());
+                }>
+                    {move || workspaces.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|w| {
+                        let selected = w.id == ws.get();
+                        view! { <option value=w.id.clone() selected=selected>{w.name.clone()}</option> }
+                    }).collect_view()}
+                </select>
+                <label for="language-picker" class="sr-only">{move || t("language-label")}</label>
+                <select id="language-picker" on:change=move |ev| set_locale(&event_target_value(&ev))>
+                    {LOCALES.iter().map(|(l, _)| {
+                        let l = l.to_string();
+                        let value = l.clone();
+                        let key = format!("lang-{l}");
+                        view! { <option value=value selected=move || locale.get() == l>{move || t(&key)}</option> }
+                    }).collect_view()}
+                </select>
+            </div>
+        </header>
+        <main id="main" tabindex="-1">{children()}</main>
+        <ToastRegion/>
+    }
+}

@@ -1,0 +1,46 @@
+//! Live updates: one `EventSource` per workspace; every notice bumps a
+//! counter that pages read to refetch.
+
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::closure::Closure;
+use web_sys::{EventSource, MessageEvent};
+
+/// Bumped on every live notice of the current workspace.
+#[derive(Clone, Copy)]
+pub struct LiveTick(pub RwSignal<u64>);
+
+pub fn provide_live() -> LiveTick {
+    let tick = LiveTick(RwSignal::new(0));
+    provide_context(tick);
+    tick
+}
+
+pub fn use_live() -> RwSignal<u64> {
+    use_context::<LiveTick>()
+        .map(|t| t.0)
+        .unwrap_or_else(|| RwSignal::new(0))
+}
+
+/// Follows a workspace's stream while the calling component lives.
+pub fn follow(ws: String) {
+    let tick = use_live();
+    let Ok(source) = EventSource::new(&format!("/api/v1/workspaces/{ws}/stream")) else {
+        return;
+    };
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |_e: MessageEvent| {
+        tick.update(|n| *n += 1);
+    });
+    for kind in [
+        "task.updated",
+        "task_pr.updated",
+        "automation_run.updated",
+        "session.updated",
+        "resync",
+    ] {
+        let _ = source.add_event_listener_with_callback(kind, on_message.as_ref().unchecked_ref());
+    }
+    on_message.forget();
+    let holder = StoredValue::new_local(source);
+    on_cleanup(move || holder.with_value(|s| s.close()));
+}

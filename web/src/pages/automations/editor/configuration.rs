@@ -1,0 +1,82 @@
+//! "Configuration" (agent, executor, repository — the picker's state comes
+//! from the resolved condition via core) and "Settings" (enabled, max runs).
+
+use kandev_core::editor::{parse_max_runs, repository_picker_enabled};
+use leptos::prelude::*;
+
+use super::form::Form;
+use crate::api;
+use crate::components::Switch;
+use crate::i18n::t;
+
+#[component]
+pub fn ConfigurationSection(form: Form) -> impl IntoView {
+    let profiles = LocalResource::new(api::agent_profiles);
+    let repos = LocalResource::new(move || {
+        let ws = form.ws.get();
+        async move { api::repositories(&ws).await }
+    });
+    let picker_enabled = move || repository_picker_enabled(form.condition.get());
+    view! {
+        <section class="card section" aria-labelledby="configuration-title">
+            <h2 id="configuration-title">{move || t("automations-configuration-label")}</h2>
+            <div class="grid-2">
+                <div class="field">
+                    <label for="agent-profile">{move || t("automations-agent-profile-label")}</label>
+                    <select id="agent-profile" on:change=move |ev| form.agent.set(event_target_value(&ev))>
+                        <option value="" selected=move || form.agent.get().is_empty()>{move || t("automations-agent-profile-default")}</option>
+                        {move || profiles.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|p| {
+                            let id = p.id.clone();
+                            view! { <option value=p.id.clone() selected=move || form.agent.get() == id>{p.name.clone()}</option> }
+                        }).collect_view()}
+                    </select>
+                </div>
+                <div class="field">
+                    <label for="executor-profile">{move || t("automations-executor-profile-label")}</label>
+                    <select id="executor-profile" on:change=move |ev| form.executor.set(event_target_value(&ev))>
+                        <option value="" selected=move || form.executor.get().is_empty()>{move || t("automations-executor-default")}</option>
+                        {move || {
+                            let current = form.executor.get();
+                            (!current.is_empty()).then(|| view! { <option value=current.clone() selected=true>{current.clone()}</option> })
+                        }}
+                    </select>
+                </div>
+            </div>
+            <div class="field">
+                <label for="repository-picker">{move || t("automations-repository-label")}</label>
+                <select id="repository-picker" disabled=move || !picker_enabled() aria-describedby="repository-help"
+                    on:change=move |ev| form.repository.set(event_target_value(&ev))>
+                    <option value="" selected=move || form.repository.get().is_empty()>{move || t("automations-repository-auto")}</option>
+                    {move || repos.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|r| {
+                        let id = r.id.clone();
+                        view! { <option value=r.id.clone() selected=move || form.repository.get() == id>{format!("{}/{}", r.owner, r.name)}</option> }
+                    }).collect_view()}
+                </select>
+                <p class="help" id="repository-help">
+                    {move || if picker_enabled() { t("automations-repository-help-none") } else { t("automations-repository-help-pr") }}
+                </p>
+            </div>
+        </section>
+    }
+}
+
+#[component]
+pub fn SettingsSection(form: Form) -> impl IntoView {
+    view! {
+        <section class="card section" aria-labelledby="settings-title">
+            <h2 id="settings-title">{move || t("automations-settings-label")}</h2>
+            <label class="switch-row" for="automation-enabled">
+                <Switch id="automation-enabled" checked=form.enabled label=Signal::derive(|| t("automations-enabled-label"))
+                    on_change=move |on| form.enabled.set(on)/>
+                <span>{move || t("automations-enabled-label")}</span>
+            </label>
+            <div class="field narrow-field">
+                <label for="max-runs">{move || t("automations-max-concurrent-runs")}</label>
+                <input id="max-runs" type="number" min="1" inputmode="numeric"
+                    prop:value=move || form.max_runs.get()
+                    on:input=move |ev| form.max_runs.set(event_target_value(&ev))
+                    on:blur=move |_| form.max_runs.set(parse_max_runs(&form.max_runs.get_untracked()).to_string())/>
+            </div>
+        </section>
+    }
+}

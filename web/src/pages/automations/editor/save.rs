@@ -1,0 +1,77 @@
+//! Saving: create sends the automation with its triggers; update sends the
+//! full automation, then the trigger diff core computes, then re-reads.
+
+use kandev_core::api::{Automation, CreateAutomation, CreatedAutomation, PatchAutomation, Trigger};
+use kandev_core::editor::draft::{is_webhook_mode, repository_ids_for_save, trigger_changes};
+use kandev_core::editor::parse_max_runs;
+use leptos::prelude::*;
+
+use super::form::Form;
+use crate::api::{self, ApiResult};
+
+pub enum Saved {
+    /// Created; a webhook automation shows its URL and secret once.
+    Created {
+        id: String,
+        webhook_secret: Option<String>,
+    },
+    Updated,
+}
+
+fn repository_ids(form: &Form) -> Vec<String> {
+    repository_ids_for_save(form.condition.get_untracked(), &[form.repository.get_untracked()])
+}
+
+pub async fn save(form: Form) -> ApiResult<Saved> {
+    let max_runs = parse_max_runs(&form.max_runs.get_untracked());
+    form.max_runs.set(max_runs.to_string());
+    let draft = form.draft.get_untracked();
+    let saved = form.saved.get_untracked();
+    let Some(saved) = saved else {
+        let body = CreateAutomation {
+            name: form.name.get_untracked().trim().to_string(),
+            description: None,
+            prompt: Some(form.prompt.get_untracked()),
+            task_title_template: Some(form.title.get_untracked()),
+            agent_profile_id: Some(form.agent.get_untracked()),
+            executor_profile_id: Some(form.executor.get_untracked()),
+            repository_ids: Some(repository_ids(&form)),
+            max_concurrent_runs: Some(max_runs),
+            enabled: Some(form.enabled.get_untracked()),
+            triggers: Some(draft.iter().map(|d| d.to_new()).collect()),
+        };
+        let ws = form.ws.get_untracked();
+        let created: CreatedAutomation = api::post(&format!("/api/v1/workspaces/{ws}/automations"), &body).await?;
+        let webhook_secret = is_webhook_mode(&draft).then_some(created.webhook_secret);
+        return Ok(Saved::Created {
+            id: created.automation.id,
+            webhook_secret,
+        });
+    };
+    let id = saved.id.clone();
+    let patch = PatchAutomation {
+        name: Some(form.name.get_untracked().trim().to_string()),
+        description: Some(saved.description.clone()),
+        prompt: Some(form.prompt.get_untracked()),
+        task_title_template: Some(form.title.get_untracked()),
+        agent_profile_id: Some(form.agent.get_untracked()),
+        executor_profile_id: Some(form.executor.get_untracked()),
+        repository_ids: Some(repository_ids(&form)),
+        enabled: Some(form.enabled.get_untracked()),
+        max_concurrent_runs: Some(max_runs),
+    };
+    api::patch::<_, Automation>(&format!("/api/v1/automations/{id}"), &patch).await?;
+    let changes = trigger_changes(&saved.triggers, &draft);
+    for tid in &changes.delete {
+        api::delete(&format!("/api/v1/automation-triggers/{tid}")).await?;
+    }
+    for (tid, p) in &changes.update {
+        api::patch::<_, Trigger>(&format!("/api/v1/automation-triggers/{tid}"), p).await?;
+    }
+    for n in &changes.create {
+        api::post::<_, Trigger>(&format!("/api/v1/automations/{id}/triggers"), n).await?;
+    }
+    let fresh = api::automation(&id).await?;
+    form.load(&fresh);
+    Ok(Saved::Updated)
+}

@@ -1,0 +1,304 @@
+//! `/w/{ws}/tasks/{id}`: everything about one task, and what can be done
+//! with it (moves by the board rules, review hand-off, approve, reject,
+//! archive, links, comments).
+
+use kandev_core::api::{
+    ApproveResponse, Comment, CreateComment, LinkPrRequest, PatchTask, RejectRequest, ReviewRequest, Task, TaskEvent,
+    TaskPr,
+};
+use kandev_core::board::{TaskStatus, check_move};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use leptos_router::components::A;
+use leptos_router::hooks::{use_navigate, use_params_map};
+use serde_json::{Value, json};
+
+use crate::api;
+use crate::components::{Layout, toast};
+use crate::i18n::{t, ta};
+use crate::live::{follow, use_live};
+use crate::time::relative;
+
+fn event_text(e: &TaskEvent) -> String {
+    let p = &e.payload;
+    let s = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    let status = |k: &str| t(&format!("status-{}", s(k)));
+    let key = format!("event-{}", e.kind);
+    match e.kind.as_str() {
+        "status_changed" => ta(&key, &[("from", status("from")), ("to", status("to"))]),
+        "rejected" => ta(&key, &[("reason", s("reason"))]),
+        "merge_requested" | "merged" => ta(&key, &[("pr", s("pr_url"))]),
+        "merge_progress" => ta(&key, &[("detail", s("detail"))]),
+        "completed" => ta(&key, &[("summary", s("summary"))]),
+        "blocked" => ta(&key, &[("reason", s("reason"))]),
+        _ => t(&key),
+    }
+}
+
+/// The merger's state as the events tell it: merging, or its last outcome.
+fn merge_outcome(task: &Task, events: &[TaskEvent]) -> Option<String> {
+    let last = events
+        .iter()
+        .rev()
+        .find(|e| matches!(e.kind.as_str(), "merge_requested" | "completed" | "blocked"))?;
+    let get = |k: &str| {
+        last.payload
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    match last.kind.as_str() {
+        "merge_requested" if task.status == TaskStatus::Running => Some(t("task-merging")),
+        "completed" => Some(ta("task-merged-outcome", &[("summary", get("summary"))])),
+        "blocked" => Some(ta("task-blocked-outcome", &[("reason", get("reason"))])),
+        _ => None,
+    }
+}
+
+#[component]
+pub fn TaskDetail() -> impl IntoView {
+    let params = use_params_map();
+    let ws = Signal::derive(move || params.with(|p| p.get("ws").unwrap_or_default()));
+    let id = Signal::derive(move || params.with(|p| p.get("id").unwrap_or_default()));
+    let tick = use_live();
+    Effect::new(move |_| follow(ws.get()));
+    let reload = RwSignal::new(0u64);
+    let task = LocalResource::new(move || {
+        let (id, _, _) = (id.get(), tick.get(), reload.get());
+        async move { api::get::<Task>(&format!("/api/v1/tasks/{id}")).await }
+    });
+    let events = LocalResource::new(move || {
+        let (id, _, _) = (id.get(), tick.get(), reload.get());
+        async move { api::get::<Vec<TaskEvent>>(&format!("/api/v1/tasks/{id}/events")).await }
+    });
+    let comments = LocalResource::new(move || {
+        let (id, _, _) = (id.get(), tick.get(), reload.get());
+        async move { api::get::<Vec<Comment>>(&format!("/api/v1/tasks/{id}/comments")).await }
+    });
+    let prs = LocalResource::new(move || {
+        let (id, _, _) = (id.get(), tick.get(), reload.get());
+        async move { api::task_prs(&id).await }
+    });
+    let sessions = LocalResource::new(move || {
+        let (id, _, _) = (id.get(), tick.get(), reload.get());
+        async move { api::sessions(&id).await }
+    });
+    let bump = move || reload.update(|n| *n += 1);
+    // An action: run it, refresh, report failures.
+    let act = move |fut: std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), api::ApiFailure>>>>| {
+        spawn_local(async move {
+            if let Err(e) = fut.await {
+                toast(e.message, true);
+            }
+            bump();
+        });
+    };
+
+    let move_to = RwSignal::new(String::new());
+    let comment = RwSignal::new(String::new());
+    let pr_url = RwSignal::new(String::new());
+    let review_summary = RwSignal::new(String::new());
+    let review_pr = RwSignal::new(String::new());
+    let reject_reason = RwSignal::new(String::new());
+    let navigate = use_navigate();
+
+    view! {
+        <Layout ws=ws>
+            <div class="page">
+                <A href=move || format!("/w/{}", ws.get())>{move || t("task-back")}</A>
+                {move || match task.get() {
+                    None => view! { <p>{t("loading")}</p> }.into_any(),
+                    Some(Err(e)) => view! { <p class="error" role="alert">{e.message}</p> }.into_any(),
+                    Some(Ok(task)) => {
+                        let status = task.status;
+                        let tid = task.id.clone();
+                        let archived = task.archived_at.is_some();
+                        let targets: Vec<TaskStatus> = TaskStatus::ALL.into_iter().filter(|s| *s != status && check_move(status, *s).is_ok()).collect();
+                        let outcome = merge_outcome(&task, &events.get().and_then(Result::ok).unwrap_or_default());
+                        let navigate = navigate.clone();
+                        view! {
+                            <h1>{task.title.clone()}</h1>
+                            <p class="status-line">
+                                <span class=format!("badge status-{}", status.as_str())>{t(&format!("status-{}", status.as_str()))}</span>
+                                {archived.then(|| view! { <span class="badge badge-muted">{t("task-archived-note")}</span> })}
+                                {outcome.map(|o| view! { <span class="outcome" role="status">{o}</span> })}
+                            </p>
+                            <section class="card">
+                                <h2>{t("task-description")}</h2>
+                                <p class="pre">{if task.description.is_empty() { t("task-no-description") } else { task.description.clone() }}</p>
+                            </section>
+                            <section class="card actions">
+                                {(!targets.is_empty()).then(|| {
+                                    let tid = tid.clone();
+                                    view! {
+                                        <form class="row wrap" on:submit=move |ev: leptos::ev::SubmitEvent| {
+                                            ev.prevent_default();
+                                            let Some(to) = TaskStatus::parse(&move_to.get()) else { return };
+                                            let tid = tid.clone();
+                                            act(Box::pin(async move {
+                                                api::patch::<_, Task>(&format!("/api/v1/tasks/{tid}"), &PatchTask { status: Some(to), ..Default::default() }).await.map(|_| ())
+                                            }));
+                                        }>
+                                            <label for="move-to">{t("task-move-label")}</label>
+                                            <select id="move-to" on:change=move |ev| move_to.set(event_target_value(&ev))>
+                                                <option value="">"—"</option>
+                                                {targets.iter().map(|s| view! { <option value=s.as_str()>{t(&format!("status-{}", s.as_str()))}</option> }).collect_view()}
+                                            </select>
+                                            <button class="btn" type="submit">{t("task-move")}</button>
+                                        </form>
+                                    }
+                                })}
+                                {(status != TaskStatus::HumanReview && status != TaskStatus::Done).then(|| {
+                                    let tid = tid.clone();
+                                    view! {
+                                        <form class="stack" on:submit=move |ev: leptos::ev::SubmitEvent| {
+                                            ev.prevent_default();
+                                            let body = ReviewRequest {
+                                                summary: Some(review_summary.get()).filter(|s| !s.is_empty()),
+                                                pr_url: Some(review_pr.get()).filter(|s| !s.is_empty()),
+                                            };
+                                            let tid = tid.clone();
+                                            act(Box::pin(async move { api::post::<_, Task>(&format!("/api/v1/tasks/{tid}/review"), &body).await.map(|_| ()) }));
+                                        }>
+                                            <label for="review-summary">{t("task-review-summary-label")}</label>
+                                            <input id="review-summary" prop:value=move || review_summary.get() on:input=move |ev| review_summary.set(event_target_value(&ev))/>
+                                            <label for="review-pr">{t("task-review-pr-label")}</label>
+                                            <input id="review-pr" type="url" prop:value=move || review_pr.get() on:input=move |ev| review_pr.set(event_target_value(&ev))/>
+                                            <button class="btn" type="submit">{t("task-review")}</button>
+                                        </form>
+                                    }
+                                })}
+                                {(status == TaskStatus::HumanReview).then(|| {
+                                    let (a, r) = (tid.clone(), tid.clone());
+                                    view! {
+                                        <div class="row wrap">
+                                            <button class="btn btn-primary" id="approve" on:click=move |_| {
+                                                let a = a.clone();
+                                                act(Box::pin(async move { api::post::<_, ApproveResponse>(&format!("/api/v1/tasks/{a}/approve"), &json!({})).await.map(|_| ()) }));
+                                            }>{t("task-approve")}</button>
+                                            <label for="reject-reason">{t("task-reject-reason-label")}</label>
+                                            <input id="reject-reason" prop:value=move || reject_reason.get() on:input=move |ev| reject_reason.set(event_target_value(&ev))/>
+                                            <button class="btn" id="reject" on:click=move |_| {
+                                                let r = r.clone();
+                                                let body = RejectRequest { reason: reject_reason.get() };
+                                                act(Box::pin(async move { api::post::<_, Task>(&format!("/api/v1/tasks/{r}/reject"), &body).await.map(|_| ()) }));
+                                            }>{t("task-reject")}</button>
+                                        </div>
+                                    }
+                                })}
+                                <div class="row wrap">
+                                    {
+                                        let tid = tid.clone();
+                                        let path = if archived { "unarchive" } else { "archive" };
+                                        view! {
+                                            <button class="btn" on:click=move |_| {
+                                                let tid = tid.clone();
+                                                act(Box::pin(async move { api::post::<_, Value>(&format!("/api/v1/tasks/{tid}/{path}"), &json!({})).await.map(|_| ()) }));
+                                            }>{if archived { t("task-unarchive") } else { t("task-archive") }}</button>
+                                        }
+                                    }
+                                    {
+                                        let tid = tid.clone();
+                                        let navigate = navigate.clone();
+                                        view! {
+                                            <button class="btn btn-danger" on:click=move |_| {
+                                                let tid = tid.clone();
+                                                let navigate = navigate.clone();
+                                                let ws = ws.get_untracked();
+                                                spawn_local(async move {
+                                                    match api::delete(&format!("/api/v1/tasks/{tid}")).await {
+                                                        Ok(()) => navigate(&format!("/w/{ws}"), Default::default()),
+                                                        Err(e) => toast(e.message, true),
+                                                    }
+                                                });
+                                            }>{t("task-delete")}</button>
+                                        }
+                                    }
+                                </div>
+                            </section>
+                            <section class="card">
+                                <h2>{t("task-prs")}</h2>
+                                {move || {
+                                    let list: Vec<TaskPr> = prs.get().and_then(Result::ok).unwrap_or_default();
+                                    if list.is_empty() { view! { <p class="muted">{t("task-prs-none")}</p> }.into_any() } else {
+                                        view! { <ul class="plain">{list.into_iter().map(|p| view! {
+                                            <li><a href=p.pr_url.clone() target="_blank" rel="noopener">{format!("{}/{}#{}", p.owner, p.repo, p.pr_number)}</a>
+                                                " " {p.pr_title.clone()} " "
+                                                <span class=format!("badge pr-{}", p.state)>{p.state.clone()}</span>
+                                                {(!p.checks_state.is_empty()).then(|| view! { <span class=format!("badge checks-{}", p.checks_state)>{ta("task-checks-badge", &[("state", p.checks_state.clone())])}</span> })}
+                                            </li>
+                                        }).collect_view()}</ul> }.into_any()
+                                    }
+                                }}
+                                {
+                                    let tid = tid.clone();
+                                    view! {
+                                        <form class="row wrap" on:submit=move |ev: leptos::ev::SubmitEvent| {
+                                            ev.prevent_default();
+                                            let body = LinkPrRequest { url: Some(pr_url.get()), ..Default::default() };
+                                            let tid = tid.clone();
+                                            act(Box::pin(async move {
+                                                let r = api::post::<_, TaskPr>(&format!("/api/v1/tasks/{tid}/prs"), &body).await.map(|_| ());
+                                                if r.is_ok() { pr_url.set(String::new()); }
+                                                r
+                                            }));
+                                        }>
+                                            <label for="link-pr">{t("task-link-pr-label")}</label>
+                                            <input id="link-pr" class="grow" type="url" required prop:value=move || pr_url.get() on:input=move |ev| pr_url.set(event_target_value(&ev))/>
+                                            <button class="btn" type="submit">{t("task-link-pr")}</button>
+                                        </form>
+                                    }
+                                }
+                            </section>
+                            <section class="card">
+                                <h2>{t("task-sessions")}</h2>
+                                <ul class="plain">
+                                    {move || sessions.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|s| {
+                                        let href = format!("/w/{}/runs/{}", ws.get_untracked(), s.task_id);
+                                        view! { <li>{ta("session-state", &[("state", s.state.clone())])} " " <A href=href>{t("task-open-transcript")}</A></li> }
+                                    }).collect_view()}
+                                </ul>
+                            </section>
+                            <section class="card">
+                                <h2>{t("task-comments")}</h2>
+                                <ul class="plain">
+                                    {move || comments.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|c| view! {
+                                        <li><span class="muted">{c.author.clone()} " · " {relative(c.created_at)}</span><p class="pre">{c.body.clone()}</p></li>
+                                    }).collect_view()}
+                                </ul>
+                                {
+                                    let tid = tid.clone();
+                                    view! {
+                                        <form class="stack" on:submit=move |ev: leptos::ev::SubmitEvent| {
+                                            ev.prevent_default();
+                                            let body = CreateComment { body: comment.get() };
+                                            let tid = tid.clone();
+                                            act(Box::pin(async move {
+                                                let r = api::post::<_, Comment>(&format!("/api/v1/tasks/{tid}/comments"), &body).await.map(|_| ());
+                                                if r.is_ok() { comment.set(String::new()); }
+                                                r
+                                            }));
+                                        }>
+                                            <label for="new-comment">{t("task-comment-label")}</label>
+                                            <textarea id="new-comment" required prop:value=move || comment.get() on:input=move |ev| comment.set(event_target_value(&ev))></textarea>
+                                            <button class="btn" type="submit">{t("task-comment-add")}</button>
+                                        </form>
+                                    }
+                                }
+                            </section>
+                            <section class="card">
+                                <h2>{t("task-events")}</h2>
+                                <ol class="plain events">
+                                    {move || events.get().and_then(Result::ok).unwrap_or_default().into_iter().rev().map(|e| view! {
+                                        <li data-kind=e.kind.clone()><span class="muted">{relative(e.created_at)}</span> " " {event_text(&e)}</li>
+                                    }).collect_view()}
+                                </ol>
+                            </section>
+                        }.into_any()
+                    }
+                }}
+            </div>
+        </Layout>
+    }
+}
