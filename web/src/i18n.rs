@@ -49,6 +49,8 @@ fn bundle(locale: &str) -> FluentBundle<FluentResource> {
 }
 
 thread_local! {
+    // App-wide, not a context: messages are formatted after awaits too.
+    static LOCALE: std::cell::Cell<Option<I18n>> = const { std::cell::Cell::new(None) };
     static BUNDLES: RefCell<HashMap<String, FluentBundle<FluentResource>>> = RefCell::new(HashMap::new());
 }
 
@@ -104,7 +106,7 @@ pub fn provide_i18n() -> I18n {
     let i18n = I18n {
         locale: RwSignal::new(browser_locale()),
     };
-    provide_context(i18n);
+    LOCALE.with(|c| c.set(Some(i18n)));
     Effect::new(move |_| {
         let l = i18n.locale.get();
         if let Some(doc) = document().document_element() {
@@ -115,7 +117,7 @@ pub fn provide_i18n() -> I18n {
 }
 
 pub fn set_locale(locale: &str) {
-    if let Some(i18n) = use_context::<I18n>() {
+    if let Some(i18n) = global() {
         i18n.locale.set(locale.to_string());
     }
     if let Ok(Some(s)) = window().local_storage() {
@@ -123,8 +125,12 @@ pub fn set_locale(locale: &str) {
     }
 }
 
+fn global() -> Option<I18n> {
+    LOCALE.with(std::cell::Cell::get)
+}
+
 fn current() -> String {
-    use_context::<I18n>()
+    global()
         .map(|i| i.locale.get())
         .unwrap_or_else(|| DEFAULT_LOCALE.into())
 }
@@ -141,7 +147,7 @@ pub fn ta(id: &str, args: &[(&str, String)]) -> String {
 
 /// The current locale signal.
 pub fn use_locale() -> RwSignal<String> {
-    use_context::<I18n>()
+    global()
         .map(|i| i.locale)
         .unwrap_or_else(|| RwSignal::new(DEFAULT_LOCALE.into()))
 }

@@ -73,12 +73,32 @@ fn test(extra: &[String]) -> Result<(), String> {
         &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
         &[],
     )?;
+    sh::run(
+        "cargo",
+        &[
+            "clippy",
+            "-p",
+            "kandev-web",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
+    // The browser suite drives this binary as a user would.
+    sh::step("building the kandev binary for the browser suite");
+    sh::run("cargo", &["build", "-p", "kandev-server", "--bin", "kandev"], &[])?;
     let running = services::start()?;
     sh::step("tests (cargo nextest)");
     let mut args = vec!["nextest", "run", "--workspace", "--no-fail-fast"];
     args.extend(extra.iter().map(String::as_str));
     let result = sh::run("cargo", &args, &running.env());
     drop(running);
+    // A browser killed by a timeout can leave Chromium behind; ours are
+    // recognisable by their profile directory.
+    let _ = sh::output("pkill", &["-f", "kandev-e2e-chrome"]);
     sh::step(&format!("test command finished in {:.0?}", started.elapsed()));
     result
 }

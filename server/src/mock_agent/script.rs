@@ -75,7 +75,35 @@ pub fn route(prompt: &str) -> Route {
     if body.starts_with("e2e:") {
         return Route::Script(body.lines().filter_map(parse_line).collect());
     }
-    Route::Plain
+    instructed_call(body).map(Route::Script).unwrap_or(Route::Plain)
+}
+
+/// Obeys a plain instruction of the form "Call the `tool` tool …, with task
+/// id: <id>" on the `kandev` MCP server, as a real agent would with the
+/// merged trigger's default prompt; an empty id means no call.
+fn instructed_call(body: &str) -> Option<Vec<Directive>> {
+    let line = body
+        .lines()
+        .find(|l| l.contains("Call the `") && l.contains("task id:"))?;
+    let after = &line[line.find("Call the `")? + "Call the `".len()..];
+    let tool = after.split('`').next()?.trim();
+    let id = line[line.rfind("task id:")? + "task id:".len()..].trim();
+    if tool.is_empty() {
+        return None;
+    }
+    if id.is_empty() {
+        return Some(vec![Directive::Message(
+            "No task id was supplied, so I did not call the tool.".into(),
+        )]);
+    }
+    Some(vec![
+        Directive::Message(format!("Calling {tool} for task {id}.")),
+        Directive::Mcp {
+            server: "kandev".into(),
+            tool: tool.to_string(),
+            args: Ok(serde_json::json!({ "task_id": id })),
+        },
+    ])
 }
 
 /// Parses a quoted string argument with `\\`, `\"`, `\n`, `\t` escapes.
@@ -214,6 +242,7 @@ mod tests {
         assert_eq!(parse_line("e2e:crash()"), Some(Directive::Crash));
         assert_eq!(parse_line("e2e:pid()"), Some(Directive::Pid));
         assert_eq!(route("/e2e:overloaded"), Route::Scenario("overloaded".into()));
+        assert_eq!(route("Just say hi."), Route::Plain);
         assert!(matches!(
             route("<kandev-system>x</kandev-system>\n e2e:delay(1)"),
             Route::Script(_)
@@ -224,5 +253,37 @@ mod tests {
     fn ids_are_substituted_in_string_values() {
         let v = substitute_ids(&json!({"a": "{task_id}/{session_id}", "b": [1, "{task_id}"]}), "T", "S");
         assert_eq!(v, json!({"a": "T/S", "b": [1, "T"]}));
+    }
+
+    #[test]
+    fn the_merged_default_prompt_is_obeyed_like_a_real_agent_would() {
+        let data = serde_json::json!({"task_id": "T-42"});
+        let prompt = kandev_core::interpolate::interpolate(
+            kandev_core::registry::GITHUB_PR_MERGED_PROMPT,
+            "github_pr_merged",
+            &data,
+            chrono::DateTime::default(),
+        );
+        let Route::Script(steps) = route(&prompt) else {
+            panic!("not obeyed")
+        };
+        assert_eq!(
+            steps.last(),
+            Some(&Directive::Mcp {
+                server: "kandev".into(),
+                tool: "archive_task_kandev".into(),
+                args: Ok(serde_json::json!({"task_id": "T-42"})),
+            })
+        );
+        let empty = kandev_core::interpolate::interpolate(
+            kandev_core::registry::GITHUB_PR_MERGED_PROMPT,
+            "manual",
+            &serde_json::json!({}),
+            chrono::DateTime::default(),
+        );
+        let Route::Script(steps) = route(&empty) else {
+            panic!("not obeyed")
+        };
+        assert!(steps.iter().all(|d| !matches!(d, Directive::Mcp { .. })));
     }
 }

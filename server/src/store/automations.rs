@@ -157,8 +157,11 @@ impl Store {
         .bind(time_to_text(now))
         .execute(&mut *tx)
         .await?;
-        for (ty, config, enabled) in &a.triggers {
-            insert_trigger(&mut tx, &id, *ty, config, *enabled, now).await?;
+        // One microsecond apart, so the triggers read back in the order given
+        // (the editor's resolved condition is "the first" of them).
+        for (i, (ty, config, enabled)) in a.triggers.iter().enumerate() {
+            let at = now + chrono::Duration::microseconds(i as i64);
+            insert_trigger(&mut tx, &id, *ty, config, *enabled, at).await?;
         }
         replace_repositories(&mut tx, &id, &a.repository_ids, now).await?;
         tx.commit().await?;

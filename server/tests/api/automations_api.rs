@@ -251,3 +251,28 @@ async fn run_statuses_are_derived_at_read_time(db: Db) {
     app.stop().await;
 }
 on_both_databases!(run_statuses_are_derived_at_read_time);
+
+/// The editor resolves "the first" condition, so triggers created together
+/// must read back in the order they were given.
+async fn triggers_created_together_keep_their_order(db: Db) {
+    let app = spawn_app(db).await;
+    let ws = app.workspace("W").await;
+    let kinds = ["github_pr", "github_pr_merged", "github_ci", "scheduled", "github_push"];
+    let triggers: Vec<_> = kinds.iter().map(|k| json!({"type": k, "config": {}})).collect();
+    for _ in 0..5 {
+        let a = app
+            .automation(&ws, json!({"name": "Ordered", "triggers": triggers}))
+            .await;
+        let id = a["id"].as_str().unwrap();
+        let read = app.get(&format!("/api/v1/automations/{id}")).await;
+        let got: Vec<&str> = read.body["triggers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, kinds);
+    }
+    app.stop().await;
+}
+on_both_databases!(triggers_created_together_keep_their_order);

@@ -115,11 +115,16 @@ async fn triggers_created_in_the_same_clock_tick_evaluate_in_created_at_then_id_
         .automation(
             &w,
             json!({"name": "A", "prompt": "e2e:message(\"ok\")", "triggers": [
-                {"type": "github_pr_merged", "config": {"all_repos": true}},
-                {"type": "github_pr_merged", "config": {"all_repos": true, "base_branches": ["main"]}}]}),
+                {"type": "github_pr_merged", "config": {"all_repos": true}}]}),
         )
         .await;
     let a = a["id"].as_str().unwrap().to_string();
+    // The clock does not move: the second trigger lands in the same tick.
+    app.post(
+        &format!("/api/v1/automations/{a}/triggers"),
+        json!({"type": "github_pr_merged", "config": {"all_repos": true, "base_branches": ["main"]}}),
+    )
+    .await;
     let listed = app
         .services()
         .store

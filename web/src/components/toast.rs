@@ -1,19 +1,27 @@
 //! Toast messages, announced to screen readers.
 
+use std::cell::Cell;
+
 use leptos::prelude::*;
 
 #[derive(Clone, Copy)]
 pub struct Toasts(pub RwSignal<Vec<(u64, String, bool)>>);
 
+thread_local! {
+    // App-wide rather than a context: toasts are raised after awaits, when
+    // the component that started the work may already be gone.
+    static TOASTS: Cell<Option<Toasts>> = const { Cell::new(None) };
+}
+
 pub fn provide_toasts() -> Toasts {
     let t = Toasts(RwSignal::new(vec![]));
-    provide_context(t);
+    TOASTS.with(|c| c.set(Some(t)));
     t
 }
 
 /// Shows a message for a few seconds. `error` styles it as a failure.
 pub fn toast(message: String, error: bool) {
-    let Some(Toasts(list)) = use_context::<Toasts>() else {
+    let Some(Toasts(list)) = TOASTS.with(Cell::get) else {
         return;
     };
     let id = js_sys::Date::now() as u64;
@@ -26,7 +34,8 @@ pub fn toast(message: String, error: bool) {
 
 #[component]
 pub fn ToastRegion() -> impl IntoView {
-    let list = use_context::<Toasts>()
+    let list = TOASTS
+        .with(Cell::get)
         .map(|t| t.0)
         .unwrap_or_else(|| RwSignal::new(vec![]));
     view! {

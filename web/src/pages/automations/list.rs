@@ -108,10 +108,10 @@ pub fn AutomationsList() -> impl IntoView {
     });
     let deleting = RwSignal::new(None::<(String, String)>);
     let confirm_open = RwSignal::new(false);
-    Effect::new(move |_| confirm_open.set(deleting.get().is_some()));
+    // Signals notify on every set, so only the open direction is derived.
     Effect::new(move |_| {
-        if !confirm_open.get() {
-            deleting.set(None);
+        if deleting.with(Option::is_some) {
+            confirm_open.set(true);
         }
     });
     let delete = move || {

@@ -1,0 +1,231 @@
+//! The system under test: `kandev github-sim` and `kandev serve` (temporary
+//! SQLite file, the mock agent, fast pollers) as child processes on loopback.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+use tokio::process::{Child, Command};
+
+use crate::wait::eventually;
+
+const WEBHOOK_SECRET: &str = "e2e-webhook-secret";
+
+pub struct Stack {
+    pub base: String,
+    pub sim: String,
+    pub log: PathBuf,
+    pub dir: PathBuf,
+    http: reqwest::Client,
+    _server: Child,
+    _simulator: Child,
+}
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The `kandev` binary the workspace build produced.
+pub fn kandev_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("KANDEV_BIN") {
+        return PathBuf::from(p);
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"));
+    target.join("debug").join("kandev")
+}
+
+fn free_port() -> anyhow::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+impl Stack {
+    pub async fn start(name: &str) -> anyhow::Result<Stack> {
+        let bin = kandev_bin();
+        if !bin.exists() {
+            bail!(
+                "{} is missing: build it with `cargo build -p kandev-server`",
+                bin.display()
+            );
+        }
+        let web = workspace_root().join("web/dist");
+        if !web.join("index.html").exists() {
+            bail!("{} is missing: build it with `cargo xtask web`", web.display());
+        }
+        let dir = std::env::temp_dir().join(format!("kandev-e2e-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)?;
+        let log = dir.join("server.log");
+
+        let sim_port = free_port()?;
+        let sim = format!("http://127.0.0.1:{sim_port}");
+        let simulator = Command::new(&bin)
+            .args(["github-sim", "--listen", &format!("127.0.0.1:{sim_port}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .context("starting the GitHub simulator")?;
+
+        let port = free_port()?;
+        let base = format!("http://127.0.0.1:{port}");
+        let out = std::fs::File::create(&log)?;
+        let server = Command::new(&bin)
+            .arg("serve")
+            .env("KANDEV_LISTEN", format!("127.0.0.1:{port}"))
+            .env("KANDEV_DATABASE_URL", format!("sqlite://{}/kandev.db", dir.display()))
+            .env("KANDEV_DATA_DIR", dir.join("data"))
+            .env("KANDEV_WEB_DIR", &web)
+            .env("KANDEV_GITHUB_API_URL", &sim)
+            .env("GITHUB_TOKEN", "e2e-token")
+            .env("KANDEV_GITHUB_WEBHOOK_SECRET", WEBHOOK_SECRET)
+            .env("KANDEV_PR_POLL_INTERVAL", "1s")
+            .env("KANDEV_MERGER_POLL_INTERVAL", "300ms")
+            .env("KANDEV_SCHEDULER_INTERVAL", "1s")
+            .env("KANDEV_NATS_URL", "")
+            .env("KANDEV_LOG_FORMAT", "text")
+            .env("NO_COLOR", "1")
+            .env("RUST_LOG", "info")
+            .stdout(out.try_clone()?)
+            .stderr(out)
+            .kill_on_drop(true)
+            .spawn()
+            .context("starting kandev serve")?;
+
+        let stack = Stack {
+            base,
+            sim,
+            log,
+            dir,
+            http: reqwest::Client::new(),
+            _server: server,
+            _simulator: simulator,
+        };
+        let http = stack.http.clone();
+        let (health, sim_health) = (format!("{}/healthz", stack.base), format!("{}/_sim/health", stack.sim));
+        eventually("kandev and the simulator to answer", Duration::from_secs(30), || {
+            let http = http.clone();
+            let (a, b) = (health.clone(), sim_health.clone());
+            async move {
+                let ok = |r: Result<reqwest::Response, reqwest::Error>| r.is_ok_and(|r| r.status().is_success());
+                (ok(http.get(a).send().await) && ok(http.get(b).send().await)).then_some(())
+            }
+        })
+        .await
+        .with_context(|| stack.log_tail())?;
+        // Deliveries go straight to Kandev, so merges are seen within a second.
+        let hook = json!({"url": format!("{}/api/v1/github/webhook", stack.base), "secret": WEBHOOK_SECRET});
+        stack.sim_put("/_sim/webhook", hook).await?;
+        Ok(stack)
+    }
+
+    /// The last lines of the server log, for failure messages.
+    pub fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(40)..].join("\n")
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    async fn call(&self, method: reqwest::Method, url: String, body: Option<Value>) -> anyhow::Result<Value> {
+        let mut req = self.http.request(method.clone(), &url);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.with_context(|| format!("{method} {url}"))?;
+        let status = resp.status();
+        let text = resp.text().await?;
+        if !status.is_success() {
+            bail!("{method} {url} answered {status}: {text}");
+        }
+        Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    pub async fn get(&self, path: &str) -> anyhow::Result<Value> {
+        self.call(reqwest::Method::GET, format!("{}{path}", self.base), None)
+            .await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> anyhow::Result<Value> {
+        self.call(reqwest::Method::POST, format!("{}{path}", self.base), Some(body))
+            .await
+    }
+
+    pub async fn put(&self, path: &str, body: Value) -> anyhow::Result<Value> {
+        self.call(reqwest::Method::PUT, format!("{}{path}", self.base), Some(body))
+            .await
+    }
+
+    pub async fn sim_get(&self, path: &str) -> anyhow::Result<Value> {
+        self.call(reqwest::Method::GET, format!("{}{path}", self.sim), None)
+            .await
+    }
+
+    pub async fn sim_post(&self, path: &str, body: Value) -> anyhow::Result<Value> {
+        self.call(reqwest::Method::POST, format!("{}{path}", self.sim), Some(body))
+            .await
+    }
+
+    pub async fn sim_put(&self, path: &str, body: Value) -> anyhow::Result<Value> {
+        self.call(reqwest::Method::PUT, format!("{}{path}", self.sim), Some(body))
+            .await
+    }
+
+    // --- fixtures through the public API ---
+
+    pub async fn workspace(&self, name: &str) -> anyhow::Result<String> {
+        let w = self.post("/api/v1/workspaces", json!({"name": name})).await?;
+        Ok(w["id"].as_str().unwrap_or_default().to_string())
+    }
+
+    pub async fn repository(&self, ws: &str, owner: &str, name: &str) -> anyhow::Result<String> {
+        let r = self
+            .post(
+                &format!("/api/v1/workspaces/{ws}/repositories"),
+                json!({"owner": owner, "name": name}),
+            )
+            .await?;
+        Ok(r["id"].as_str().unwrap_or_default().to_string())
+    }
+
+    pub async fn task(&self, ws: &str, title: &str, status: &str) -> anyhow::Result<String> {
+        let t = self
+            .post(
+                &format!("/api/v1/workspaces/{ws}/tasks"),
+                json!({"title": title, "status": status}),
+            )
+            .await?;
+        Ok(t["id"].as_str().unwrap_or_default().to_string())
+    }
+
+    pub async fn automation(&self, ws: &str, body: Value) -> anyhow::Result<String> {
+        let a = self.post(&format!("/api/v1/workspaces/{ws}/automations"), body).await?;
+        Ok(a["id"].as_str().unwrap_or_default().to_string())
+    }
+
+    /// A GitHub organisation with repositories in the simulator.
+    pub async fn sim_repo(&self, owner: &str, name: &str) -> anyhow::Result<()> {
+        self.sim_post("/_sim/orgs", json!({"login": owner})).await?;
+        self.sim_post("/_sim/repos", json!({"owner": owner, "name": name, "private": false}))
+            .await?;
+        Ok(())
+    }
+
+    /// Opens a PR in the simulator: (number, head sha).
+    pub async fn sim_pr(&self, owner: &str, repo: &str, title: &str) -> anyhow::Result<(i64, String)> {
+        let p = self
+            .sim_post(&format!("/_sim/repos/{owner}/{repo}/pulls"), json!({"title": title}))
+            .await?;
+        Ok((
+            p["number"].as_i64().unwrap_or_default(),
+            p["head_sha"].as_str().unwrap_or_default().to_string(),
+        ))
+    }
+}

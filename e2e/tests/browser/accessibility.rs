@@ -1,0 +1,45 @@
+//! axe-core on the board, the list and the editor with the merged panel
+//! open: no serious or critical violations. Screenshots of each page.
+
+use anyhow::ensure;
+use kandev_e2e::{Ctx, scenario};
+use serde_json::json;
+
+use crate::support::*;
+
+async fn check(ctx: &Ctx, page: &str) -> anyhow::Result<()> {
+    let violations = ctx.browser.axe_violations().await?;
+    ctx.browser
+        .screenshot(&format!("{page}-{}", ctx.device.as_str()))
+        .await?;
+    ensure!(violations.is_empty(), "{page}: {violations:#?}");
+    Ok(())
+}
+
+async fn axe(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = workspace(&ctx).await?;
+    ctx.stack.task(&ws, "Write the docs", "todo").await?;
+    ctx.stack.task(&ws, "Ship it", "human_review").await.ok();
+    stored_automation(
+        &ctx,
+        &ws,
+        "Archive merged",
+        json!([{"type": MERGED, "config": {"all_repos": true}}]),
+    )
+    .await?;
+    ctx.browser.goto(&format!("/w/{ws}")).await?;
+    ctx.browser.wait_text(".columns", "Write the docs").await?;
+    check(&ctx, "board").await?;
+    ctx.browser
+        .goto(&format!("/settings/workspace/{ws}/automations"))
+        .await?;
+    ctx.browser.wait_text(".automations-table", "Archive merged").await?;
+    check(&ctx, "list-axe").await?;
+    open_new_editor(&ctx, &ws).await?;
+    pick_condition(&ctx, MERGED).await?;
+    set_all_repos(&ctx, false).await?;
+    ctx.browser.wait_for(".org-badge").await?;
+    check(&ctx, "editor").await?;
+    Ok(())
+}
+scenario!(axe_finds_no_serious_violations_on_board_list_and_editor, super::axe);

@@ -1,0 +1,10 @@
+//! The browser suite: every Editor scenario of the merged-trigger spec, the
+//! merged loop, the merger loop, languages and accessibility — each on a
+//! desktop and on a phone, against the real server.
+
+mod accessibility;
+mod editor;
+mod languages;
+mod merged_loop;
+mod merger_loop;
+mod support;

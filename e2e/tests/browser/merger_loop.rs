@@ -1,0 +1,86 @@
+//! The merger loop in the browser: hand a task to review with its PR,
+//! approve it, and watch it finish (green checks) or block (a failing
+//! required check), with the outcome on the task page.
+
+use anyhow::ensure;
+use kandev_e2e::{Ctx, scenario};
+use serde_json::json;
+
+use crate::support::*;
+
+/// Review with the PR URL and approve, through the task page.
+async fn review_and_approve(ctx: &Ctx, ws: &str, task: &str, number: i64) -> anyhow::Result<()> {
+    ctx.browser.goto(&format!("/w/{ws}/tasks/{task}")).await?;
+    ctx.browser.type_into("#review-summary", "Ready to ship").await?;
+    ctx.browser
+        .type_into("#review-pr", &format!("https://github.com/acme/api/pull/{number}"))
+        .await?;
+    ctx.browser.click("#review-pr ~ button").await?;
+    ctx.browser.wait_text(".status-line", "Human review").await?;
+    ctx.browser.click("#approve").await?;
+    ctx.browser.wait_gone("#approve").await?;
+    Ok(())
+}
+
+async fn green(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = workspace(&ctx).await?;
+    let (number, sha) = ctx.stack.sim_pr("acme", "api", "Ship the feature").await?;
+    ctx.stack
+        .sim_put("/_sim/repos/acme/api/protection", json!({"required_checks": ["build"]}))
+        .await?;
+    let task = ctx.stack.task(&ws, "Ship the feature", "running").await?;
+    review_and_approve(&ctx, &ws, &task, number).await?;
+    ctx.browser.wait_text(".outcome", "Merging").await?;
+    ctx.stack
+        .sim_post(
+            &format!("/_sim/repos/acme/api/commits/{sha}/check-runs"),
+            json!({"name": "build", "status": "completed", "conclusion": "success"}),
+        )
+        .await?;
+    ctx.browser
+        .wait_text(".outcome", &format!("Merged PR #{number}"))
+        .await?;
+    ctx.browser.wait_text(".status-line", "Done").await?;
+    let pr = ctx
+        .stack
+        .sim_get(&format!("/_sim/repos/acme/api/pulls/{number}"))
+        .await?;
+    ensure!(pr["merged"] == true, "the simulator's PR is not merged: {pr}");
+    ctx.browser
+        .screenshot(&format!("task-merged-{}", ctx.device.as_str()))
+        .await?;
+    Ok(())
+}
+scenario!(approved_task_merges_on_green_checks_and_is_done, super::green);
+
+async fn red(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = workspace(&ctx).await?;
+    let (number, sha) = ctx.stack.sim_pr("acme", "api", "Risky change").await?;
+    ctx.stack
+        .sim_put("/_sim/repos/acme/api/protection", json!({"required_checks": ["build"]}))
+        .await?;
+    ctx.stack
+        .sim_post(
+            &format!("/_sim/repos/acme/api/commits/{sha}/check-runs"),
+            json!({"name": "build", "status": "completed", "conclusion": "failure"}),
+        )
+        .await?;
+    let task = ctx.stack.task(&ws, "Risky change", "running").await?;
+    review_and_approve(&ctx, &ws, &task, number).await?;
+    let outcome = ctx.browser.wait_text(".outcome", "Blocked").await?;
+    ensure!(
+        outcome.contains("build"),
+        "the reason does not name the failing check: {outcome:?}"
+    );
+    ctx.browser.wait_text(".status-line", "Blocked").await?;
+    let pr = ctx
+        .stack
+        .sim_get(&format!("/_sim/repos/acme/api/pulls/{number}"))
+        .await?;
+    ensure!(pr["merged"] != true, "a red PR was merged");
+    Ok(())
+}
+scenario!(
+    approved_task_with_a_failing_required_check_is_blocked_with_the_reason,
+    super::red
+);
