@@ -95,9 +95,7 @@ scenario!(
 async fn seeded_round_trip(ctx: Ctx) -> anyhow::Result<()> {
     let ws = workspace(&ctx).await?;
     let default = registry_default_prompt(&ctx, MERGED).await?;
-    open_new_editor(&ctx, &ws).await?;
-    name(&ctx, "Archive merged").await?;
-    pick_condition(&ctx, MERGED).await?;
+    start_merged(&ctx, &ws, "Archive merged").await?;
     ensure!(
         ctx.browser.value("#prompt").await? == default,
         "the prompt did not follow the condition's default"
@@ -146,9 +144,7 @@ scenario!(
 /// and selects none, THEN the never-fires warning shows and saving succeeds.
 async fn never_fires_warning(ctx: Ctx) -> anyhow::Result<()> {
     let ws = workspace(&ctx).await?;
-    open_new_editor(&ctx, &ws).await?;
-    name(&ctx, "Dead on purpose").await?;
-    pick_condition(&ctx, MERGED).await?;
+    start_merged(&ctx, &ws, "Dead on purpose").await?;
     ensure!(!warning_shown(&ctx).await, "warning with All repositories on");
     set_all_repos(&ctx, false).await?;
     let text = ctx.browser.text("#never-fires-warning").await?;
@@ -237,9 +233,7 @@ async fn org_badge_is_live(ctx: Ctx) -> anyhow::Result<()> {
             json!({"repo_scope_mode": "orgs", "repo_scope_orgs": ["acme"]}),
         )
         .await?;
-    open_new_editor(&ctx, &ws).await?;
-    name(&ctx, "Org wide").await?;
-    pick_condition(&ctx, MERGED).await?;
+    start_merged(&ctx, &ws, "Org wide").await?;
     set_all_repos(&ctx, false).await?;
     ensure!(warning_shown(&ctx).await, "no warning before the badge");
     ctx.browser.click(".org-badge[data-org=acme]").await?;
@@ -298,9 +292,7 @@ scenario!(
 /// the warning shows (checking cleared the list).
 async fn clear_on_check(ctx: Ctx) -> anyhow::Result<()> {
     let ws = workspace(&ctx).await?;
-    open_new_editor(&ctx, &ws).await?;
-    name(&ctx, "Cycle").await?;
-    pick_condition(&ctx, MERGED).await?;
+    start_merged(&ctx, &ws, "Cycle").await?;
     set_all_repos(&ctx, false).await?;
     ctx.browser.wait_for("#repo-search").await?.send_keys("acme/ap").await?;
     ctx.browser.click("#repo-search-results .result").await?;
@@ -429,9 +421,7 @@ scenario!(
 /// nothing scrolls sideways, and every control is visible and tappable.
 async fn round_trip_fits(ctx: Ctx) -> anyhow::Result<()> {
     let ws = workspace(&ctx).await?;
-    open_new_editor(&ctx, &ws).await?;
-    name(&ctx, "On the go").await?;
-    pick_condition(&ctx, MERGED).await?;
+    start_merged(&ctx, &ws, "On the go").await?;
     set_all_repos(&ctx, false).await?;
     ctx.browser.click(".org-badge[data-org=acme]").await?;
     ctx.browser.type_into("#base-branches", "main,release/*").await?;

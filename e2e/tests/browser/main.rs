@@ -3,6 +3,7 @@
 //! desktop and on a phone, against the real server.
 
 mod accessibility;
+mod automations;
 mod editor;
 mod languages;
 mod merged_loop;

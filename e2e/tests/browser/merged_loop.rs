@@ -12,9 +12,7 @@ use crate::support::*;
 
 /// Makes the automation through the editor; `prompt` replaces the default.
 async fn automation_via_editor(ctx: &Ctx, ws: &str, prompt: Option<&str>) -> anyhow::Result<String> {
-    open_new_editor(ctx, ws).await?;
-    name(ctx, "Archive merged work").await?;
-    pick_condition(ctx, MERGED).await?;
+    start_merged(ctx, ws, "Archive merged work").await?;
     if let Some(p) = prompt {
         ctx.browser.type_into("#prompt", p).await?;
     }

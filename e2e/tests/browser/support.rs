@@ -54,6 +54,13 @@ pub async fn pick_condition(ctx: &Ctx, kind: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A new automation, named, with the "Pull request merged" condition picked.
+pub async fn start_merged(ctx: &Ctx, ws: &str, automation_name: &str) -> anyhow::Result<()> {
+    open_new_editor(ctx, ws).await?;
+    name(ctx, automation_name).await?;
+    pick_condition(ctx, MERGED).await
+}
+
 /// Expands a (saved, so collapsed) condition card.
 pub async fn expand_card(ctx: &Ctx, kind: &str) -> anyhow::Result<()> {
     let card = format!(".trigger-card[data-trigger-type={kind}]");

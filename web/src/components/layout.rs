@@ -1,5 +1,5 @@
 //! The page frame: skip link, header with navigation, workspace and
-//! language pickers, the toasts, and the page itself.
+//! language pickers, the toasts, the workspace's live stream, and the page.
 
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -8,12 +8,15 @@ use leptos_router::hooks::use_navigate;
 use super::toast::ToastRegion;
 use crate::api;
 use crate::i18n::{LOCALES, set_locale, t, use_locale};
+use crate::live::follow;
 
 #[component]
 pub fn Layout(#[prop(into)] ws: Signal<String>, children: Children) -> impl IntoView {
     let workspaces = LocalResource::new(api::workspaces);
     let navigate = use_navigate();
     let locale = use_locale();
+    // Every workspace page follows its live stream.
+    Effect::new(move |_| follow(ws.get()));
     view! {
         <a class="skip" href="#main">{move || t("skip-to-content")}</a>
         <header class="top">

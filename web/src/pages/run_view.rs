@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::api;
 use crate::components::Layout;
 use crate::i18n::{t, ta};
-use crate::live::{follow, use_live};
+use crate::live::use_live;
 use crate::time::relative;
 
 fn pretty(v: &Value) -> String {
@@ -82,7 +82,6 @@ pub fn RunView() -> impl IntoView {
     let ws = Signal::derive(move || params.with(|p| p.get("ws").unwrap_or_default()));
     let id = Signal::derive(move || params.with(|p| p.get("id").unwrap_or_default()));
     let tick = use_live();
-    Effect::new(move |_| follow(ws.get()));
     let task = LocalResource::new(move || {
         let id = id.get();
         async move { api::get::<Task>(&format!("/api/v1/tasks/{id}")).await }

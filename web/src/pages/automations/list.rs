@@ -14,7 +14,7 @@ use crate::api;
 use crate::components::automations::TriggerBadge;
 use crate::components::{Confirm, Icon, IconSvg, Layout, Switch, toast};
 use crate::i18n::{t, ta};
-use crate::live::{follow, use_live};
+use crate::live::use_live;
 use crate::time::relative;
 
 fn run_now(id: String) {
@@ -101,7 +101,6 @@ pub fn AutomationsList() -> impl IntoView {
     let ws = Signal::derive(move || params.with(|p| p.get("ws").unwrap_or_default()));
     let tick = use_live();
     let reload = RwSignal::new(0u64);
-    Effect::new(move |_| follow(ws.get()));
     let list = LocalResource::new(move || {
         let (ws, _, _) = (ws.get(), tick.get(), reload.get());
         async move { api::automations(&ws).await }

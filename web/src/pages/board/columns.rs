@@ -11,7 +11,7 @@ use super::task_card::TaskCard;
 use crate::api;
 use crate::components::{Layout, toast};
 use crate::i18n::t;
-use crate::live::{follow, use_live};
+use crate::live::use_live;
 
 #[component]
 pub fn Board() -> impl IntoView {
@@ -19,7 +19,6 @@ pub fn Board() -> impl IntoView {
     let ws = Signal::derive(move || params.with(|p| p.get("ws").unwrap_or_default()));
     let archived = RwSignal::new(false);
     let tick = use_live();
-    Effect::new(move |_| follow(ws.get()));
     let tasks = LocalResource::new(move || {
         let (ws, archived, _) = (ws.get(), archived.get(), tick.get());
         async move { api::tasks(&ws, archived).await }

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::api;
 use crate::components::{Layout, toast};
 use crate::i18n::{t, ta};
-use crate::live::{follow, use_live};
+use crate::live::use_live;
 use crate::time::relative;
 
 fn event_text(e: &TaskEvent) -> String {
@@ -62,7 +62,6 @@ pub fn TaskDetail() -> impl IntoView {
     let ws = Signal::derive(move || params.with(|p| p.get("ws").unwrap_or_default()));
     let id = Signal::derive(move || params.with(|p| p.get("id").unwrap_or_default()));
     let tick = use_live();
-    Effect::new(move |_| follow(ws.get()));
     let reload = RwSignal::new(0u64);
     let task = LocalResource::new(move || {
         let (id, _, _) = (id.get(), tick.get(), reload.get());

@@ -59,6 +59,14 @@ pub fn ThenSection(form: Form) -> impl IntoView {
         let _ = el.focus();
         let _ = el.set_selection_range(at as u32, at as u32);
     };
+    // Closes after a blur (late, so a click on a suggestion lands first),
+    // unless focus came back meanwhile.
+    let close_unless_focused = move || {
+        let focused = document().active_element().is_some_and(|e| e.id() == "prompt");
+        if !focused {
+            open.set(None);
+        }
+    };
     let on_keydown = move |ev: leptos::ev::KeyboardEvent| {
         let list = options();
         if open.get_untracked().is_none() || list.is_empty() {
@@ -107,7 +115,7 @@ pub fn ThenSection(form: Form) -> impl IntoView {
                     on:click=move |_| refresh()
                     on:keyup=move |ev: leptos::ev::KeyboardEvent| if matches!(ev.key().as_str(), "ArrowLeft" | "ArrowRight" | "Home" | "End") { refresh() }
                     on:keydown=on_keydown
-                    on:blur=move |_| set_timeout(move || open.set(None), std::time::Duration::from_millis(150))></textarea>
+                    on:blur=move |_| set_timeout(close_unless_focused, std::time::Duration::from_millis(150))></textarea>
                 <ul class="plain completion" id="prompt-completion" role="listbox" aria-label=move || t("automations-completion-label")
                     hidden=move || options().is_empty()>
                     {move || options().into_iter().enumerate().map(|(i, p)| {
