@@ -14,7 +14,16 @@ pub async fn services(dir: &std::path::Path, tweak: impl FnOnce(&mut Settings)) 
     settings.database_url = format!("sqlite://{}/bench.db", dir.display());
     settings.data_dir = dir.join("data");
     tweak(&mut settings);
-    construct(settings, BuildOptions::default()).await.expect("services")
+    construct(
+        settings,
+        BuildOptions {
+            // The bench binary is not an agent: run turns with the real one.
+            mock_agent_bin: Some(env!("CARGO_BIN_EXE_kandev").into()),
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("services")
 }
 
 pub async fn workspace(s: &Services, name: &str) -> String {

@@ -81,9 +81,16 @@ async fn latency(sim: &Simulator, base: &str, webhooks: bool) -> Duration {
     settings.github_token = Some("bench".into());
     settings.github_webhook_secret = Some("bench-secret".into());
     settings.pr_poll_interval = Duration::from_secs(2);
-    let app = Application::build(settings, BuildOptions::default())
-        .await
-        .expect("app");
+    let app = Application::build(
+        settings,
+        BuildOptions {
+            // The bench binary is not an agent: run turns with the real one.
+            mock_agent_bin: Some(env!("CARGO_BIN_EXE_kandev").into()),
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("app");
     let s = app.services.clone();
     if webhooks {
         sim.set_webhook(
