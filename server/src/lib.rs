@@ -22,6 +22,7 @@ pub mod merger;
 pub mod metrics;
 pub mod mock_agent;
 pub mod orchestrator;
+pub mod periodic;
 pub mod signature;
 pub mod store;
 pub mod telemetry;

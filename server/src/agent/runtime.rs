@@ -132,9 +132,7 @@ impl AcpRuntime {
         for turn in self.turns.lock().unwrap_or_else(|p| p.into_inner()).values() {
             turn.cancel.cancel();
         }
-        self.tracker.close();
-        self.tracker.wait().await;
-        self.tracker.reopen();
+        self.wait_idle().await;
     }
 
     /// Waits for every turn started so far to end (tests).

@@ -9,19 +9,18 @@ use kandev_core::TriggerType;
 use kandev_core::gate::Outcome;
 use kandev_core::trigger::config::parse_pr;
 use kandev_core::trigger::detect::{OpenPr, check_pr, pr_data, pr_dedup_key};
-use tokio::sync::Mutex;
-use tokio_util::sync::CancellationToken;
 
 use super::fire::EvaluatedEvent;
 use super::{AutomationService, FireRequest};
 use crate::github::GithubClient;
 use crate::github::model::PullRequest;
+use crate::periodic::Periodic;
 
 pub struct PrEvaluator {
     service: Arc<AutomationService>,
     client: Arc<GithubClient>,
     interval: Duration,
-    running: Mutex<Option<(CancellationToken, tokio::task::JoinHandle<()>)>>,
+    running: Periodic,
 }
 
 impl PrEvaluator {
@@ -30,35 +29,26 @@ impl PrEvaluator {
             service,
             client,
             interval,
-            running: Mutex::new(None),
+            running: Periodic::default(),
         }
     }
 
     /// Once at start, then every interval; idle without a GitHub token.
     pub async fn start(&self) {
-        let mut guard = self.running.lock().await;
-        if guard.is_some() || !self.client.is_configured() {
+        if !self.client.is_configured() {
             return;
         }
-        let token = CancellationToken::new();
-        let (svc, client, interval, stop) = (self.service.clone(), self.client.clone(), self.interval, token.clone());
-        let task = tokio::spawn(async move {
-            loop {
-                evaluate(&svc, &client).await;
-                tokio::select! {
-                    _ = stop.cancelled() => break,
-                    _ = tokio::time::sleep(interval) => {}
-                }
-            }
-        });
-        *guard = Some((token, task));
+        let (svc, client) = (self.service.clone(), self.client.clone());
+        self.running
+            .start(self.interval, move || {
+                let (svc, client) = (svc.clone(), client.clone());
+                async move { evaluate(&svc, &client).await }
+            })
+            .await;
     }
 
     pub async fn stop(&self) {
-        if let Some((token, task)) = self.running.lock().await.take() {
-            token.cancel();
-            let _ = task.await;
-        }
+        self.running.stop().await;
     }
 }
 

@@ -9,17 +9,16 @@ use kandev_core::TriggerType;
 use kandev_core::cron::{is_due, scheduled_dedup_key};
 use kandev_core::trigger::config::parse_scheduled;
 use serde_json::json;
-use tokio::sync::Mutex;
-use tokio_util::sync::CancellationToken;
 
 use super::fire::EvaluatedEvent;
 use super::{AutomationService, FireRequest};
+use crate::periodic::Periodic;
 use chrono::SecondsFormat;
 
 pub struct Scheduler {
     service: Arc<AutomationService>,
     interval: Duration,
-    running: Mutex<Option<(CancellationToken, tokio::task::JoinHandle<()>)>>,
+    running: Periodic,
 }
 
 impl Scheduler {
@@ -27,34 +26,22 @@ impl Scheduler {
         Scheduler {
             service,
             interval,
-            running: Mutex::new(None),
+            running: Periodic::default(),
         }
     }
 
     pub async fn start(&self) {
-        let mut guard = self.running.lock().await;
-        if guard.is_some() {
-            return;
-        }
-        let token = CancellationToken::new();
-        let (svc, interval, stop) = (self.service.clone(), self.interval, token.clone());
-        let task = tokio::spawn(async move {
-            loop {
-                tick(&svc).await;
-                tokio::select! {
-                    _ = stop.cancelled() => break,
-                    _ = tokio::time::sleep(interval) => {}
-                }
-            }
-        });
-        *guard = Some((token, task));
+        let svc = self.service.clone();
+        self.running
+            .start(self.interval, move || {
+                let svc = svc.clone();
+                async move { tick(&svc).await }
+            })
+            .await;
     }
 
     pub async fn stop(&self) {
-        if let Some((token, task)) = self.running.lock().await.take() {
-            token.cancel();
-            let _ = task.await;
-        }
+        self.running.stop().await;
     }
 }
 

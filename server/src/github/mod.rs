@@ -27,8 +27,6 @@ pub struct GithubService {
     live: LiveHub,
     clock: Arc<dyn Clock>,
     webhook_secret: Option<String>,
-    /// Told when a webhook says a PR changed, so the poller syncs it now.
-    poke: tokio::sync::Notify,
 }
 
 impl GithubService {
@@ -47,7 +45,6 @@ impl GithubService {
             live,
             clock,
             webhook_secret: webhook_secret.filter(|s| !s.is_empty()),
-            poke: tokio::sync::Notify::new(),
         }
     }
 

@@ -1,5 +1,5 @@
 //! The PR poller: its first sweep runs at once on start, then every
-//! `KANDEV_PR_POLL_INTERVAL` (or sooner, when a webhook pokes it). Each sweep
+//! `KANDEV_PR_POLL_INTERVAL` (webhook deliveries sync their PR directly). Each sweep
 //! syncs every watched link: open ones, and merged or closed ones still
 //! settling, so post-merge changes keep publishing.
 
@@ -7,17 +7,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use tokio::sync::Mutex;
-use tokio_util::sync::CancellationToken;
 
 use super::GithubService;
 use super::client::GithubError;
+use crate::periodic::Periodic;
 
 pub struct Poller {
     service: Arc<GithubService>,
     interval: Duration,
     settle: Duration,
-    running: Mutex<Option<(CancellationToken, tokio::task::JoinHandle<()>)>>,
+    running: Periodic,
 }
 
 /// What one sweep did.
@@ -35,42 +34,34 @@ impl Poller {
             service,
             interval,
             settle,
-            running: Mutex::new(None),
+            running: Periodic::default(),
         }
     }
 
     /// Starts the loop; the first sweep runs before the first wait.
     pub async fn start(&self) {
-        let mut guard = self.running.lock().await;
-        if guard.is_some() {
-            return;
-        }
         if !self.service.client().is_configured() {
             tracing::info!("GitHub is not configured (no GITHUB_TOKEN): the PR poller stays idle");
             return;
         }
-        let token = CancellationToken::new();
-        let (service, interval, settle, stop) = (self.service.clone(), self.interval, self.settle, token.clone());
-        let task = tokio::spawn(async move {
-            loop {
-                let report = sweep(&service, settle).await;
-                tracing::debug!(?report, "PR sweep done");
-                tokio::select! {
-                    _ = stop.cancelled() => break,
-                    _ = tokio::time::sleep(interval) => {}
-                    _ = service.poke.notified() => {}
+        let (service, settle) = (self.service.clone(), self.settle);
+        let started = self
+            .running
+            .start(self.interval, move || {
+                let service = service.clone();
+                async move {
+                    let report = sweep(&service, settle).await;
+                    tracing::debug!(?report, "PR sweep done");
                 }
-            }
-        });
-        *guard = Some((token, task));
-        tracing::info!(interval = ?self.interval, "PR poller started");
+            })
+            .await;
+        if started {
+            tracing::info!(interval = ?self.interval, "PR poller started");
+        }
     }
 
     pub async fn stop(&self) {
-        if let Some((token, task)) = self.running.lock().await.take() {
-            token.cancel();
-            let _ = task.await;
-        }
+        self.running.stop().await;
     }
 }
 

@@ -117,9 +117,7 @@ impl Orchestrator {
         if let Some(sub) = self.subscription.lock().await.take() {
             sub.unsubscribe().await;
         }
-        self.tracker.close();
-        self.tracker.wait().await;
-        self.tracker.reopen();
+        self.wait_idle().await;
     }
 
     /// Waits until every task creation started so far has finished (tests).

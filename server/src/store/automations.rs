@@ -8,7 +8,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AssertSqlSafe};
 
 use super::rows::{RowExt, flag};
-use super::{Store, StoreError, StoreResult, new_id, time_to_text};
+use super::{Store, StoreError, StoreResult, new_id, one_row, time_to_text};
 
 pub type AutomationRecord = Automation;
 pub type TriggerRecord = Trigger;
@@ -246,9 +246,7 @@ impl Store {
         .bind(time_to_text(now))
         .execute(&mut *tx)
         .await?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound);
-        }
+        one_row(done)?;
         if replace_repos {
             replace_repositories(&mut tx, &a.id, &a.repository_ids, now).await?;
         }
@@ -349,11 +347,7 @@ impl Store {
                 .bind(time_to_text(now))
                 .execute(&self.pool)
                 .await?;
-        if done.rows_affected() == 0 {
-            Err(StoreError::NotFound)
-        } else {
-            Ok(())
-        }
+        one_row(done)
     }
 
     pub async fn delete_trigger(&self, id: &str) -> StoreResult<bool> {

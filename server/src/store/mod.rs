@@ -142,6 +142,15 @@ impl Store {
 }
 
 /// Fixed-width UTC text: microsecond precision, `Z` suffix.
+/// An update that must hit its row: none touched means the row is gone.
+pub fn one_row(done: sqlx::any::AnyQueryResult) -> StoreResult<()> {
+    if done.rows_affected() == 0 {
+        Err(StoreError::NotFound)
+    } else {
+        Ok(())
+    }
+}
+
 pub fn time_to_text(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }

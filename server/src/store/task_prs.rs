@@ -53,6 +53,14 @@ fn task_pr(row: &AnyRow) -> StoreResult<TaskPr> {
     })
 }
 
+/// A watched link: the PR and the head it was last synced at.
+fn listing(row: &AnyRow) -> StoreResult<TaskPrListing> {
+    Ok(TaskPrListing {
+        pr: task_pr(row)?,
+        head_sha: row.text("head_sha")?,
+    })
+}
+
 impl Store {
     /// Writes every field of the row (insert or replace), clearing any detach.
     pub async fn upsert_task_pr(&self, pr: &TaskPr, head_sha: &str, now: DateTime<Utc>) -> StoreResult<()> {
@@ -167,14 +175,7 @@ impl Store {
         .bind(time_to_text(settled_before))
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(TaskPrListing {
-                    pr: task_pr(r)?,
-                    head_sha: r.text("head_sha")?,
-                })
-            })
-            .collect()
+        rows.iter().map(listing).collect()
     }
 
     /// Attached links to one PR, across tasks (for webhook deliveries).
@@ -185,14 +186,7 @@ impl Store {
         .bind(pr_key(owner, repo, number))
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(TaskPrListing {
-                    pr: task_pr(r)?,
-                    head_sha: r.text("head_sha")?,
-                })
-            })
-            .collect()
+        rows.iter().map(listing).collect()
     }
 
     /// Detach (hide) a link; `false` when there was none.

@@ -6,7 +6,7 @@ use sqlx::AssertSqlSafe;
 use sqlx::any::AnyRow;
 
 use super::rows::RowExt;
-use super::{Store, StoreError, StoreResult, new_id, time_to_text};
+use super::{Store, StoreError, StoreResult, new_id, one_row, time_to_text};
 
 pub type TaskRecord = Task;
 pub type EventRecord = TaskEvent;
@@ -124,11 +124,7 @@ impl Store {
             .bind(time_to_text(now))
             .execute(&self.pool)
             .await?;
-        if done.rows_affected() == 0 {
-            Err(StoreError::NotFound)
-        } else {
-            Ok(())
-        }
+        one_row(done)
     }
 
     /// Compare-and-swap the status: moves only if the task is still in `from`.
@@ -178,11 +174,7 @@ impl Store {
             .bind(time_to_text(now))
             .execute(&self.pool)
             .await?;
-        if done.rows_affected() == 0 {
-            Err(StoreError::NotFound)
-        } else {
-            Ok(())
-        }
+        one_row(done)
     }
 
     /// The two facts the merged trigger needs: the task's current workspace and

@@ -56,9 +56,7 @@ on_both_databases!(merge_while_kandev_is_down_fires_on_the_first_sweep);
 async fn link_reads_the_pr_stores_every_field_and_publishes_unconditionally() {
     let gh = simulator().await;
     let (n, sha) = gh.open("Add caching");
-    gh.sim
-        .set_check_run("acme", "api", &sha, "build", "completed", Some("success"))
-        .unwrap();
+    gh.green_build(&sha);
     gh.sim.set_status("acme", "api", &sha, "ci/lint", "pending").unwrap();
     gh.sim.add_review("acme", "api", n, "bob", "APPROVED").unwrap();
     let app = gh.app(Db::Sqlite).start().await;
@@ -365,9 +363,7 @@ async fn an_unchanged_second_sweep_spends_no_rate_limit() {
     let ws = app.workspace("W").await;
     for i in 0..3 {
         let (n, sha) = gh.open(&format!("PR {i}"));
-        gh.sim
-            .set_check_run("acme", "api", &sha, "build", "completed", Some("success"))
-            .unwrap();
+        gh.green_build(&sha);
         let t = app.task(&ws, &format!("T{i}")).await;
         app.link(&t, n).await;
     }

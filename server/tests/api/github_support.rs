@@ -54,6 +54,13 @@ impl Sim {
             )
             .expect("open pr")
     }
+
+    /// A completed, successful `build` check on `sha`.
+    pub fn green_build(&self, sha: &str) {
+        self.sim
+            .set_check_run("acme", "api", sha, "build", "completed", Some("success"))
+            .expect("check run");
+    }
 }
 
 /// Records every `github.task_pr.updated` the bus carries.

@@ -127,9 +127,7 @@ async fn green_checks_merge_at_once_with_the_pinned_sha_and_delete_the_branch(db
     gh.sim
         .set_required_checks("acme", "api", Some(vec!["build".into()]))
         .unwrap();
-    gh.sim
-        .set_check_run("acme", "api", &sha, "build", "completed", Some("success"))
-        .unwrap();
+    gh.green_build(&sha);
     let app = fast(&gh, db).start().await;
     let t = approve_with_pr(&app, n, "").await;
     let events = wait_status(&app, &t, "done").await;
@@ -170,9 +168,7 @@ async fn pending_checks_wait_then_merge_once_green() {
     waiting_for_checks(&app, &t).await;
     assert_eq!(app.task_json(&t).await["status"], "running");
     assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
-    gh.sim
-        .set_check_run("acme", "api", &sha, "build", "completed", Some("success"))
-        .unwrap();
+    gh.green_build(&sha);
     wait_status(&app, &t, "done").await;
     assert!(gh.sim.pr("acme", "api", n).unwrap().merged);
     app.stop().await;
@@ -238,9 +234,7 @@ async fn failing_optional_check_still_merges() {
     gh.sim
         .set_required_checks("acme", "api", Some(vec!["build".into()]))
         .unwrap();
-    gh.sim
-        .set_check_run("acme", "api", &sha, "build", "completed", Some("success"))
-        .unwrap();
+    gh.green_build(&sha);
     gh.sim
         .set_check_run("acme", "api", &sha, "lint", "completed", Some("failure"))
         .unwrap();
@@ -275,9 +269,7 @@ async fn behind_branch_is_updated_once_then_merged_after_the_new_head_is_green()
     gh.sim
         .set_required_checks("acme", "api", Some(vec!["build".into()]))
         .unwrap();
-    gh.sim
-        .set_check_run("acme", "api", &sha, "build", "completed", Some("success"))
-        .unwrap();
+    gh.green_build(&sha);
     gh.sim
         .patch_pr(
             "acme",
@@ -302,9 +294,7 @@ async fn behind_branch_is_updated_once_then_merged_after_the_new_head_is_green()
         !gh.sim.pr("acme", "api", n).unwrap().merged,
         "the new head has no checks yet"
     );
-    gh.sim
-        .set_check_run("acme", "api", &new_head, "build", "completed", Some("success"))
-        .unwrap();
+    gh.green_build(&new_head);
     let events = wait_status(&app, &t, "done").await;
     assert!(
         events
@@ -322,9 +312,7 @@ async fn behind_branch_is_updated_once_then_merged_after_the_new_head_is_green()
 async fn merge_conflict_blocks_for_a_manual_rebase() {
     let gh = simulator().await;
     let (n, sha) = gh.open("Conflicts");
-    gh.sim
-        .set_check_run("acme", "api", &sha, "build", "completed", Some("success"))
-        .unwrap();
+    gh.green_build(&sha);
     gh.sim
         .patch_pr(
             "acme",
@@ -361,9 +349,7 @@ async fn head_moving_during_the_wait_merges_only_the_new_head_once_green() {
     waiting_for_checks(&app, &t).await;
     let second = gh.sim.push("acme", "api", n).unwrap();
     // the old head turns green: it must not be merged
-    gh.sim
-        .set_check_run("acme", "api", &first, "build", "completed", Some("success"))
-        .unwrap();
+    gh.green_build(&first);
     eventually(
         "the merger to wait on the new head",
         Duration::from_secs(20),
@@ -377,9 +363,7 @@ async fn head_moving_during_the_wait_merges_only_the_new_head_once_green() {
     )
     .await;
     assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
-    gh.sim
-        .set_check_run("acme", "api", &second, "build", "completed", Some("success"))
-        .unwrap();
+    gh.green_build(&second);
     wait_status(&app, &t, "done").await;
     let pr = gh.sim.pr("acme", "api", n).unwrap();
     assert!(pr.merged);
@@ -391,9 +375,7 @@ async fn head_moving_during_the_wait_merges_only_the_new_head_once_green() {
 async fn server_error_on_a_merge_that_did_merge_completes_with_exactly_one_merge() {
     let gh = simulator().await;
     let (n, sha) = gh.open("Flaky GitHub");
-    gh.sim
-        .set_check_run("acme", "api", &sha, "build", "completed", Some("success"))
-        .unwrap();
+    gh.green_build(&sha);
     gh.sim.set_faults(Faults {
         merge_error_after_merge: true,
     });
@@ -421,9 +403,7 @@ async fn restart_in_the_middle_of_a_wait_resumes_and_merges() {
     waiting_for_checks(&first, &t).await;
     let database_url = first.database_url.clone();
     let files = first.stop_keeping_files().await;
-    gh.sim
-        .set_check_run("acme", "api", &sha, "build", "completed", Some("success"))
-        .unwrap();
+    gh.green_build(&sha);
     let data = files.path().join("data");
     let second = fast(&gh, Db::Sqlite)
         .settings_more(move |s| {
@@ -484,9 +464,7 @@ async fn no_pr_bound_approves_to_done_and_reject_sends_back_to_ready() {
 async fn workspace_merge_method_and_branch_setting_are_used() {
     let gh = simulator().await;
     let (n, sha) = gh.open("Rebase me");
-    gh.sim
-        .set_check_run("acme", "api", &sha, "build", "completed", Some("success"))
-        .unwrap();
+    gh.green_build(&sha);
     let app = fast(&gh, Db::Sqlite).start().await;
     let ws = app.workspace_with_repo("W").await;
     let put = app
