@@ -206,16 +206,21 @@ impl PrRef {
 /// Matches `https?://github.com/<owner>/<repo>/pull/<digits>` (case-insensitive)
 /// at the start of `s`; returns the ref and the bytes consumed.
 fn match_url_at(s: &str) -> Option<(PrRef, usize)> {
-    let lower = s.to_ascii_lowercase();
-    let scheme_len = if lower.starts_with("https://") {
+    // Compare prefixes in place: copying the rest of a long text for every
+    // candidate `h` would make scanning a comment quadratic.
+    let starts = |at: usize, prefix: &str| {
+        s.as_bytes()
+            .get(at..at + prefix.len())
+            .is_some_and(|b| b.eq_ignore_ascii_case(prefix.as_bytes()))
+    };
+    let scheme_len = if starts(0, "https://") {
         8
-    } else if lower.starts_with("http://") {
+    } else if starts(0, "http://") {
         7
     } else {
         return None;
     };
-    let rest = &s[scheme_len..];
-    if !rest.to_ascii_lowercase().starts_with("github.com/") {
+    if !starts(scheme_len, "github.com/") {
         return None;
     }
     let mut pos = scheme_len + "github.com/".len();
@@ -227,7 +232,7 @@ fn match_url_at(s: &str) -> Option<(PrRef, usize)> {
     pos = next;
     let (repo, next) = take_segment(pos)?;
     pos = next;
-    if !s[pos..].to_ascii_lowercase().starts_with("pull/") {
+    if !starts(pos, "pull/") {
         return None;
     }
     pos += 5;
@@ -284,7 +289,8 @@ pub fn bound_pr(events_newest_first: &[HandoffEvent], comments_newest_first: &[S
 }
 
 /// `ci_wait_timeout_minutes=N` from the task description or a comment (the
-/// newest comment wins over the description).
+/// newest comment wins over the description). A value outside 1–1440 minutes
+/// (or too long to be a number) is ignored, as if it were not there.
 pub fn ci_wait_timeout_minutes(description: &str, comments_newest_first: &[String]) -> Option<u64> {
     fn find(text: &str) -> Option<u64> {
         const KEY: &str = "ci_wait_timeout_minutes=";
@@ -293,7 +299,8 @@ pub fn ci_wait_timeout_minutes(description: &str, comments_newest_first: &[Strin
             .chars()
             .take_while(char::is_ascii_digit)
             .collect();
-        digits.parse().ok().filter(|n| *n > 0)
+        let n: i64 = digits.parse().ok()?;
+        crate::bounds::ci_wait_minutes(n).ok().map(|n| n as u64)
     }
     comments_newest_first
         .iter()
@@ -456,6 +463,12 @@ mod tests {
             Some(3)
         );
         assert_eq!(ci_wait_timeout_minutes("ci_wait_timeout_minutes=0", &[]), None);
+        assert_eq!(ci_wait_timeout_minutes("ci_wait_timeout_minutes=1440", &[]), Some(1440));
+        assert_eq!(ci_wait_timeout_minutes("ci_wait_timeout_minutes=1441", &[]), None);
+        assert_eq!(
+            ci_wait_timeout_minutes("ci_wait_timeout_minutes=99999999999999999999999999", &[]),
+            None
+        );
         assert_eq!(ci_wait_timeout_minutes("nothing", &["nope".into()]), None);
     }
 }

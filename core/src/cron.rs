@@ -12,6 +12,11 @@ use croner::parser::{CronParser, Seconds, Year};
 
 use crate::duration::parse_duration;
 
+/// The shortest `@every` interval.
+pub const EVERY_MIN: Duration = Duration::from_secs(1);
+/// The longest `@every` interval: 366 days.
+pub const EVERY_MAX: Duration = Duration::from_secs(366 * 24 * 3600);
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct CronError(pub String);
@@ -54,8 +59,8 @@ impl Schedule {
         }
         if let Some(rest) = expr.strip_prefix("@every") {
             let every = parse_duration(rest).map_err(|e| CronError(e.to_string()))?;
-            if every.is_zero() {
-                return Err(CronError("@every needs a positive duration".into()));
+            if !(EVERY_MIN..=EVERY_MAX).contains(&every) {
+                return Err(CronError("@every must be from 1s to 366 days".into()));
             }
             return Ok(Schedule::Every(every));
         }
@@ -89,7 +94,10 @@ impl Schedule {
     /// The first occurrence strictly after `after`.
     pub fn next_after(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
         match self {
-            Schedule::Every(d) => chrono::Duration::from_std(*d).ok().map(|d| after + d),
+            // Checked: a stored value from anywhere must never panic the scheduler.
+            Schedule::Every(d) => chrono::Duration::from_std(*d)
+                .ok()
+                .and_then(|d| after.checked_add_signed(d)),
             Schedule::Cron { cron, tz } => {
                 let local = tz.from_utc_datetime(&after.naive_utc());
                 cron.find_next_occurrence(&local, false)
@@ -97,6 +105,16 @@ impl Schedule {
                     .map(|t| t.with_timezone(&Utc))
             }
         }
+    }
+}
+
+/// Save-time check: the expression parses and has a run after `now` (a
+/// pattern such as February 30th parses but never fires).
+pub fn validate_schedule(expr: &str, timezone: &str, now: DateTime<Utc>) -> Result<(), CronError> {
+    let schedule = Schedule::parse(expr, timezone)?;
+    match schedule.next_after(now) {
+        Some(_) => Ok(()),
+        None => Err(CronError("the schedule never runs".into())),
     }
 }
 
@@ -216,6 +234,36 @@ mod tests {
         assert_eq!(s.next_after(t("2026-03-08T09:00:00Z")), Some(t("2026-03-08T09:01:30Z")));
         assert!(Schedule::parse("@every nope", "UTC").is_err());
         assert!(Schedule::parse("@fortnightly", "UTC").is_err());
+    }
+
+    #[test]
+    fn every_is_bounded_from_one_second_to_366_days() {
+        assert!(Schedule::parse("@every 1s", "").is_ok());
+        assert!(Schedule::parse("@every 8784h", "").is_ok());
+        for bad in [
+            "@every 0s",
+            "@every 999ms",
+            "@every 8785h",
+            "@every 5000000000h",
+            "@every 0",
+        ] {
+            assert!(Schedule::parse(bad, "").is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_schedule_without_a_next_run_is_invalid() {
+        let now = t("2026-03-08T09:00:00Z");
+        assert!(validate_schedule("0 9 * * *", "UTC", now).is_ok());
+        assert!(validate_schedule("0 0 30 2 *", "UTC", now).is_err());
+        assert!(validate_schedule("nope", "UTC", now).is_err());
+    }
+
+    #[test]
+    fn next_after_near_the_end_of_time_is_none_not_a_panic() {
+        let end = DateTime::<Utc>::MAX_UTC;
+        assert_eq!(Schedule::Every(EVERY_MAX).next_after(end), None);
+        assert!(!is_due("@every 1s", "", end, end));
     }
 
     #[test]

@@ -4,8 +4,10 @@
 //! function that needs the time takes `now` as a parameter. The server (native)
 //! and the web editor (WASM) call the same functions, so they cannot drift.
 
+pub mod access;
 pub mod api;
 pub mod board;
+pub mod bounds;
 pub mod checks;
 pub mod cron;
 pub mod duration;
@@ -13,6 +15,7 @@ pub mod editor;
 pub mod events;
 pub mod firing;
 pub mod gate;
+pub mod github_path;
 pub mod interpolate;
 mod lenient;
 pub mod merged;

@@ -72,9 +72,13 @@ pub fn waiting(job: &JobState, sha: &str, now: DateTime<Utc>) -> JobState {
 
 fn expired(job: &JobState, sha: &str, policy: &Policy, now: DateTime<Utc>) -> bool {
     job.waiting_on_sha == sha
-        && job
-            .wait_started_at
-            .is_some_and(|t| now - t >= Duration::minutes(policy.timeout_minutes as i64))
+        && job.wait_started_at.is_some_and(|t| {
+            // Checked: an absurd timeout means "never", not a panic.
+            let limit = i64::try_from(policy.timeout_minutes)
+                .ok()
+                .and_then(Duration::try_minutes);
+            limit.is_some_and(|limit| now.signed_duration_since(t) >= limit)
+        })
 }
 
 /// One decision. Order: merged, closed, draft, failing required check,

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use futures::FutureExt;
 
 pub use browser::{Browser, Device};
-pub use stack::Stack;
+pub use stack::{E2E_USER, Stack};
 pub use wait::eventually;
 
 /// What a scenario gets: the stack, the browser and which device it is.
@@ -46,6 +46,11 @@ where
         Err(e) => panic!("{name}: the browser did not start: {e:#}\n{}", stack.log_tail()),
     };
     browser.set_base(&stack.base).await;
+    if let Err(e) = sign_in(&browser).await {
+        artifacts::on_failure(&browser, &name).await;
+        browser.quit().await;
+        panic!("{name}: signing in failed: {e:#}\n{}", stack.log_tail());
+    }
     let ctx = Ctx {
         stack: stack.clone(),
         browser: browser.clone(),
@@ -73,6 +78,23 @@ where
         );
     }
     browser.quit().await;
+}
+
+/// Signs in on the sign-in page, as a person would, and waits for the app.
+pub async fn sign_in(browser: &Browser) -> anyhow::Result<()> {
+    browser.goto("/login").await?;
+    sign_in_here(browser, stack::E2E_USER, stack::E2E_PASSWORD).await
+}
+
+/// Fills in the sign-in form the browser is on and submits it.
+pub async fn sign_in_here(browser: &Browser, username: &str, password: &str) -> anyhow::Result<()> {
+    browser.wait_for("#login-username").await?;
+    browser.type_into("#login-username", username).await?;
+    browser.type_into("#login-password", password).await?;
+    browser.click("#login-submit").await?;
+    // The form sends the browser on to the app once the cookie is set.
+    browser.wait_gone("#login-username").await?;
+    Ok(())
 }
 
 /// Declares a scenario twice: once on a desktop, once on a phone.

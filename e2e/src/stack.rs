@@ -13,6 +13,12 @@ use tokio::process::{Child, Command};
 use crate::wait::eventually;
 
 const WEBHOOK_SECRET: &str = "e2e-webhook-secret";
+/// The harness's own credential for fixtures; the browser signs in as a person.
+const ADMIN_TOKEN: &str = "e2e-admin-token-0123456789abcdef";
+/// The person the browser signs in as: an instance admin, so every
+/// workspace the harness creates is theirs to use.
+pub const E2E_USER: &str = "e2e";
+pub const E2E_PASSWORD: &str = "e2e-password-1234";
 
 pub struct Stack {
     pub base: String,
@@ -87,6 +93,7 @@ impl Stack {
             .env("KANDEV_MERGER_POLL_INTERVAL", "300ms")
             .env("KANDEV_SCHEDULER_INTERVAL", "1s")
             .env("KANDEV_NATS_URL", "")
+            .env("KANDEV_ADMIN_TOKEN", ADMIN_TOKEN)
             .env("KANDEV_LOG_FORMAT", "text")
             .env("NO_COLOR", "1")
             .env("RUST_LOG", "info")
@@ -120,6 +127,12 @@ impl Stack {
         // Deliveries go straight to Kandev, so merges are seen within a second.
         let hook = json!({"url": format!("{}/api/v1/github/webhook", stack.base), "secret": WEBHOOK_SECRET});
         stack.sim_put("/_sim/webhook", hook).await?;
+        stack
+            .post(
+                "/api/v1/users",
+                json!({"username": E2E_USER, "password": E2E_PASSWORD, "admin": true}),
+            )
+            .await?;
         Ok(stack)
     }
 
@@ -136,6 +149,9 @@ impl Stack {
 
     async fn call(&self, method: reqwest::Method, url: String, body: Option<Value>) -> anyhow::Result<Value> {
         let mut req = self.http.request(method.clone(), &url);
+        if url.starts_with(&self.base) {
+            req = req.bearer_auth(ADMIN_TOKEN);
+        }
         if let Some(b) = body {
             req = req.json(&b);
         }
@@ -161,6 +177,25 @@ impl Stack {
     pub async fn put(&self, path: &str, body: Value) -> anyhow::Result<Value> {
         self.call(reqwest::Method::PUT, format!("{}{path}", self.base), Some(body))
             .await
+    }
+
+    /// The status of a GET with another bearer token (to try a user's token).
+    pub async fn status_with_token(&self, path: &str, token: &str) -> anyhow::Result<u16> {
+        let resp = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(token)
+            .send()
+            .await?;
+        Ok(resp.status().as_u16())
+    }
+
+    /// A user who signs in with `password`.
+    pub async fn user(&self, username: &str, password: &str) -> anyhow::Result<String> {
+        let u = self
+            .post("/api/v1/users", json!({"username": username, "password": password}))
+            .await?;
+        Ok(u["id"].as_str().unwrap_or_default().to_string())
     }
 
     pub async fn sim_get(&self, path: &str) -> anyhow::Result<Value> {

@@ -62,3 +62,5 @@ transcript-thought = Überlegung
 transcript-tool-call = Werkzeugaufruf: { $name }
 transcript-tool-result = Ergebnis des Werkzeugs
 session-state = Sitzung: { $state }
+event-by = von { $who }
+task-approved-by = Freigegeben von { $user }

@@ -62,3 +62,5 @@ transcript-thought = Thinking
 transcript-tool-call = Tool call: { $name }
 transcript-tool-result = Tool result
 session-state = Session: { $state }
+event-by = by { $who }
+task-approved-by = Approved by { $user }

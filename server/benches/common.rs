@@ -28,7 +28,7 @@ pub async fn services(dir: &std::path::Path, tweak: impl FnOnce(&mut Settings)) 
 
 pub async fn workspace(s: &Services, name: &str) -> String {
     let now = s.clock.now();
-    let w = s.store.create_workspace(name, now).await.expect("workspace");
+    let w = s.store.create_workspace(name, None, now).await.expect("workspace");
     let repo = Repository {
         id: String::new(),
         workspace_id: w.id.clone(),
@@ -49,7 +49,11 @@ pub async fn task(s: &Services, ws: &str, title: &str) -> String {
         status: None,
         repository_id: None,
     };
-    s.board.create(ws, t).await.expect("task").id
+    s.board
+        .create(ws, t, &kandev_core::api::Actor::System)
+        .await
+        .expect("task")
+        .id
 }
 
 pub async fn merged_automation(s: &Services, ws: &str, name: &str, configs: Vec<Value>, max_runs: i64) -> String {

@@ -17,6 +17,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use kandev_core::access::PublicOrigin;
+
+use crate::access::{Access, AccessSettings};
 use crate::agent::{AcpRuntime, RuntimeSettings};
 use crate::automation::merged::MergedPrSubscriber;
 use crate::automation::pr_evaluator::PrEvaluator;
@@ -37,22 +40,7 @@ use crate::metrics::Metrics;
 use crate::orchestrator::{AgentRuntime, Orchestrator};
 use crate::store::Store;
 
-/// Everything the HTTP handlers and components share.
-pub struct Services {
-    pub settings: Settings,
-    pub store: Store,
-    pub bus: Bus,
-    pub clock: Arc<dyn Clock>,
-    pub live: LiveHub,
-    pub metrics: Metrics,
-    pub board: Arc<BoardService>,
-    pub automation: Arc<AutomationService>,
-    pub orchestrator: Arc<Orchestrator>,
-    pub runtime: Arc<AcpRuntime>,
-    pub github: Arc<GithubService>,
-    pub merger: Arc<Merger>,
-    pub ready: AtomicBool,
-}
+pub use crate::state::Services;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -62,6 +50,10 @@ pub enum StartError {
     Bus(#[from] crate::bus::BusError),
     #[error("listen on {0}: {1}")]
     Listen(String, std::io::Error),
+    #[error("{0}")]
+    Config(String),
+    #[error("{0}")]
+    Access(#[from] crate::error::ServiceError),
 }
 
 /// Options for embedding the server (tests, benchmarks, demo).
@@ -88,11 +80,15 @@ pub struct Application {
     shutdown: CancellationToken,
     server: tokio::task::JoinHandle<()>,
     components: Components,
+    /// The first-start admin's generated password, to be shown once.
+    pub first_admin_password: Option<String>,
+    route_table: Vec<(&'static str, &'static str)>,
 }
 
 /// Builds the services with every lookup wired (step 1).
 pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<Services>, StartError> {
     crate::tls::install_crypto_provider();
+    let access_settings = access_settings(&settings)?;
     let store = Store::connect(&settings.database_url).await?;
     let bus = if settings.nats_url.trim().is_empty() {
         Bus::memory()
@@ -102,6 +98,7 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
     let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
     let live = LiveHub::default();
     let metrics = Metrics::default();
+    let access = Arc::new(Access::new(store.clone(), clock.clone(), access_settings)?);
     let board = Arc::new(BoardService::new(store.clone(), clock.clone(), live.clone()));
     let automation = Arc::new(AutomationService::new(
         store.clone(),
@@ -168,6 +165,7 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
         clock,
         live,
         metrics,
+        access,
         board,
         automation,
         orchestrator,
@@ -176,6 +174,21 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
         merger,
         ready: AtomicBool::new(false),
     }))
+}
+
+/// The access settings, checked before anything starts.
+fn access_settings(settings: &Settings) -> Result<AccessSettings, StartError> {
+    let admin_token = settings.admin_token.clone().filter(|t| !t.trim().is_empty());
+    if admin_token.as_ref().is_some_and(|t| t.trim().len() < 16) {
+        return Err(StartError::Config(
+            "KANDEV_ADMIN_TOKEN must be at least 16 characters".into(),
+        ));
+    }
+    let public = match settings.public_url.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
+        Some(url) => Some(PublicOrigin::parse(url).map_err(StartError::Config)?),
+        None => None,
+    };
+    Ok(AccessSettings { admin_token, public })
 }
 
 impl Application {
@@ -190,7 +203,20 @@ impl Application {
         let address = listener
             .local_addr()
             .map_err(|e| StartError::Listen(listen.clone(), e))?;
-        services.runtime.set_base_url(format!("http://{address}"));
+        // Agents reach the MCP endpoint over loopback: a wildcard listen
+        // address is no address to connect to (nor a Host the guard accepts).
+        let reachable = match address {
+            SocketAddr::V4(a) if a.ip().is_unspecified() => SocketAddr::from(([127, 0, 0, 1], a.port())),
+            SocketAddr::V6(a) if a.ip().is_unspecified() => SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, a.port())),
+            other => other,
+        };
+        services.runtime.set_base_url(format!("http://{reachable}"));
+        let first_admin_password = crate::access::bootstrap::first_admin(
+            &services.store,
+            services.access.has_admin_token(),
+            services.clock.now(),
+        )
+        .await?;
         let components = Components {
             merged: MergedPrSubscriber::new(services.automation.clone()),
             push_ci: PushCiSubscriber::new(services.automation.clone()),
@@ -221,8 +247,10 @@ impl Application {
         // Unfinished merges resume from GitHub's state.
         services.merger.resume_all().await;
         // 5. HTTP.
-        let extra = McpEndpoints::new(services.store.clone(), services.board.clone()).router();
-        let router = http::router(services.clone(), extra, &services.settings.web_dir.clone());
+        let extra = McpEndpoints::new(services.store.clone(), services.board.clone(), services.access.clone()).routes();
+        let routes = http::api_routes(extra);
+        let route_table = routes.table().to_vec();
+        let router = http::router(services.clone(), routes, &services.settings.web_dir.clone());
         let shutdown = CancellationToken::new();
         let stop = shutdown.clone();
         let server = tokio::spawn(async move {
@@ -239,6 +267,8 @@ impl Application {
             shutdown,
             server,
             components,
+            first_admin_password,
+            route_table,
         })
     }
 
@@ -248,6 +278,22 @@ impl Application {
 
     pub fn port(&self) -> u16 {
         self.address.port()
+    }
+
+    /// Every `(method, route template)` the server routes (`*` for any method).
+    pub fn route_table(&self) -> &[(&'static str, &'static str)] {
+        &self.route_table
+    }
+
+    /// Where a person signs in: the public URL when set, else this address.
+    pub fn sign_in_url(&self) -> String {
+        let base = match self.services.access.public() {
+            Some(p) => p.origin(),
+            // A wildcard listen address is reached through loopback.
+            None if self.address.ip().is_unspecified() => format!("http://127.0.0.1:{}", self.address.port()),
+            None => format!("http://{}", self.address),
+        };
+        format!("{base}/login")
     }
 
     /// Stops in reverse order: HTTP, poller, automation components, orchestrator.

@@ -24,6 +24,51 @@ pub enum Command {
         #[arg(long, default_value = "127.0.0.1:38081")]
         listen: String,
     },
+    /// Users, against the configured database.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// API tokens, against the configured database.
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+#[derive(Subcommand)]
+pub enum UserCommand {
+    /// Adds a user and prints its password (generated unless given on stdin).
+    Add {
+        /// The username (letters, digits, `.`, `_`, `-`).
+        name: String,
+        /// Make the user an instance admin.
+        #[arg(long)]
+        admin: bool,
+        /// Read the password from the first line of standard input.
+        #[arg(long)]
+        password_stdin: bool,
+        #[command(flatten)]
+        db: Database,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum TokenCommand {
+    /// Creates an API token for a user and prints it (shown only once).
+    Create {
+        /// Whose token.
+        #[arg(long)]
+        user: String,
+        /// What the token is for.
+        #[arg(long, default_value = "cli")]
+        name: String,
+        #[command(flatten)]
+        db: Database,
+    },
+}
+
+#[derive(clap::Args)]
+pub struct Database {
+    /// `sqlite://PATH` or `postgres://…`.
+    #[arg(long, env = "KANDEV_DATABASE_URL", default_value = "sqlite://./kandev.db")]
+    pub database_url: String,
 }
 
 pub async fn run(cli: Cli) -> Result<(), String> {
@@ -40,6 +85,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             let app = Application::build(settings, BuildOptions::default())
                 .await
                 .map_err(|e| e.to_string())?;
+            announce(&app);
             if let Some((sim, sim_base)) = demo {
                 let kandev = format!("http://{}", app.address());
                 crate::demo::seed(&app.services, &sim, &sim_base, &kandev).await?;
@@ -60,9 +106,74 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             let _ = task.await;
             Ok(())
         }
+        Command::User(UserCommand::Add {
+            name,
+            admin,
+            password_stdin,
+            db,
+        }) => {
+            let password = if password_stdin {
+                let mut line = String::new();
+                std::io::stdin()
+                    .read_line(&mut line)
+                    .map_err(|e| format!("reading the password: {e}"))?;
+                Some(line.trim_end_matches(['\r', '\n']).to_string())
+            } else {
+                None
+            };
+            let store = open(&db).await?;
+            let (user, generated) =
+                crate::access::bootstrap::add_user(&store, &name, password.as_deref(), admin, chrono::Utc::now())
+                    .await
+                    .map_err(|e| e.to_string())?;
+            println!(
+                "added user {}{}",
+                user.username,
+                if user.admin { " (admin)" } else { "" }
+            );
+            if let Some(p) = generated {
+                println!("password: {p}");
+            }
+            Ok(())
+        }
+        Command::Token(TokenCommand::Create { user, name, db }) => {
+            let store = open(&db).await?;
+            let username = kandev_core::access::normalise_username(&user)?;
+            let record = store
+                .user_by_name(&username)
+                .await
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("no user {username}"))?;
+            let token = crate::access::bootstrap::create_token(&store, &record.user.id, &name, chrono::Utc::now())
+                .await
+                .map_err(|e| e.to_string())?;
+            println!("{}", token.token);
+            Ok(())
+        }
         Command::MockAgent => {
             crate::tls::install_crypto_provider();
             crate::mock_agent::run().await
         }
+    }
+}
+
+async fn open(db: &Database) -> Result<crate::store::Store, String> {
+    crate::store::Store::connect(&db.database_url)
+        .await
+        .map_err(|e| format!("database {}: {e}", db.database_url))
+}
+
+/// The first lines a person reads: where to sign in and, on a first start,
+/// the generated admin password (printed here once, never logged).
+fn announce(app: &Application) {
+    let url = app.sign_in_url();
+    match &app.first_admin_password {
+        Some(password) => {
+            println!("Kandev is ready. Sign in at {url}");
+            println!("  username: {}", crate::access::bootstrap::FIRST_ADMIN);
+            println!("  password: {password}");
+            println!("(shown only now; add users with `kandev user add NAME`)");
+        }
+        None => println!("Kandev is ready. Sign in at {url}"),
     }
 }

@@ -56,6 +56,13 @@ pub struct Settings {
     /// The built web app to serve at `/`.
     #[arg(long, env = "KANDEV_WEB_DIR", default_value = "web/dist")]
     pub web_dir: PathBuf,
+    /// A bearer token that acts as an instance admin (scripts, CI, tests).
+    #[arg(long, env = "KANDEV_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+    /// The server's public origin (e.g. `https://kandev.example.com`): requests
+    /// must name it or a loopback host, and cookies are `Secure` under https.
+    #[arg(long, env = "KANDEV_PUBLIC_URL")]
+    pub public_url: Option<String>,
     /// `text` or `json`.
     #[arg(long, env = "KANDEV_LOG_FORMAT", default_value = "text")]
     pub log_format: String,
@@ -83,6 +90,8 @@ impl Settings {
             agent_turn_timeout: Duration::from_secs(1800),
             data_dir: PathBuf::from(".kandev"),
             web_dir: PathBuf::from("web/dist"),
+            admin_token: None,
+            public_url: None,
             log_format: "text".into(),
             demo: false,
         }

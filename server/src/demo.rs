@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use kandev_core::api::{CreateAutomation, CreateTask, NewTrigger, Repository, ReviewRequest};
+use kandev_core::api::{Actor, CreateAutomation, CreateTask, NewTrigger, Repository, ReviewRequest};
 use kandev_core::board::PrRef;
 use serde_json::json;
 
-use crate::app::Services;
 use crate::config::Settings;
 use crate::github_sim::{NewPr, Simulator};
+use crate::state::Services;
 
 const DEMO_TOKEN: &str = "demo-token";
 const DEMO_SECRET: &str = "demo-webhook-secret";
@@ -41,7 +41,18 @@ pub async fn seed(services: &Arc<Services>, sim: &Simulator, sim_base: &str, kan
     sim.add_repo("acme", "web", true);
     let e = |e: &dyn std::fmt::Display| e.to_string();
     let now = services.clock.now();
-    let ws = services.store.create_workspace("Demo", now).await.map_err(|x| e(&x))?;
+    // The first-start admin owns the demo workspace.
+    let owner = services
+        .store
+        .user_by_name(crate::access::bootstrap::FIRST_ADMIN)
+        .await
+        .map_err(|x| e(&x))?
+        .map(|u| u.user.id);
+    let ws = services
+        .store
+        .create_workspace("Demo", owner.as_deref(), now)
+        .await
+        .map_err(|x| e(&x))?;
     let repo = Repository {
         id: String::new(),
         workspace_id: ws.id.clone(),
@@ -73,7 +84,7 @@ pub async fn seed(services: &Arc<Services>, sim: &Simulator, sim_base: &str, kan
         .map_err(|x| e(&x))?;
     let t1 = services
         .board
-        .create(&ws.id, task("Add rate limiting to the API"))
+        .create(&ws.id, task("Add rate limiting to the API"), &Actor::System)
         .await
         .map_err(|x| e(&x))?;
     services
@@ -96,17 +107,21 @@ pub async fn seed(services: &Arc<Services>, sim: &Simulator, sim_base: &str, kan
         .map_err(|x| e(&x))?;
     let t2 = services
         .board
-        .create(&ws.id, task("Fix the login redirect"))
+        .create(&ws.id, task("Fix the login redirect"), &Actor::System)
         .await
         .map_err(|x| e(&x))?;
     let review = ReviewRequest {
         summary: Some("Ready for review".into()),
         pr_url: Some(PrRef::new("acme", "api", n2).url()),
     };
-    services.board.request_review(&t2.id, review).await.map_err(|x| e(&x))?;
     services
         .board
-        .create(&ws.id, task("Write the onboarding guide"))
+        .request_review(&t2.id, review, &Actor::System)
+        .await
+        .map_err(|x| e(&x))?;
+    services
+        .board
+        .create(&ws.id, task("Write the onboarding guide"), &Actor::System)
         .await
         .map_err(|x| e(&x))?;
 

@@ -14,9 +14,21 @@ pub enum ServiceError {
     /// 403
     #[error("{0}")]
     Forbidden(String),
+    /// 403 `csrf`: a cookie-authenticated change from another origin.
+    #[error("{0}")]
+    Csrf(String),
+    /// 421: the `Host` names neither a loopback name nor the public origin.
+    #[error("{0}")]
+    Misdirected(String),
+    /// 429: sign-in attempts for this username must wait this many seconds.
+    #[error("too many failed sign-ins: try again in {0} s")]
+    Throttled(u64),
     /// 404 (also for things in a workspace the caller may not see).
     #[error("{0}")]
     NotFound(String),
+    /// 405: the route exists, the method does not.
+    #[error("{0}")]
+    MethodNotAllowed(String),
     /// 409: the current state forbids it.
     #[error("{0}")]
     Conflict(String),

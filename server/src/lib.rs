@@ -3,6 +3,7 @@
 //! `app` is the composition root; every other module is one component with a
 //! small public face. Decisions are calls into `kandev_core`.
 
+pub mod access;
 pub mod agent;
 pub mod app;
 pub mod automation;
@@ -24,6 +25,7 @@ pub mod mock_agent;
 pub mod orchestrator;
 pub mod periodic;
 pub mod signature;
+pub mod state;
 pub mod store;
 pub mod telemetry;
 pub mod tls;

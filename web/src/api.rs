@@ -29,8 +29,28 @@ fn transport(e: gloo_net::Error) -> ApiFailure {
     }
 }
 
+/// A 401 anywhere but on the sign-in form means the session ended: go sign in,
+/// and come back here afterwards.
+fn on_unauthenticated(url: &str) {
+    if url.starts_with("/api/v1/auth/") {
+        return;
+    }
+    let Some(window) = web_sys::window() else { return };
+    let location = window.location();
+    let here = location.pathname().unwrap_or_default();
+    if here.starts_with("/login") {
+        return;
+    }
+    let search = location.search().unwrap_or_default();
+    let next = enc(&format!("{here}{search}"));
+    let _ = location.set_href(&format!("/login?next={next}"));
+}
+
 async fn read<T: DeserializeOwned>(resp: Response) -> ApiResult<T> {
     let status = resp.status();
+    if status == 401 {
+        on_unauthenticated(&resp.url().replace(&origin(), ""));
+    }
     if resp.ok() {
         if status == 204 {
             return serde_json::from_value(Value::Null).map_err(|e| ApiFailure {
@@ -59,6 +79,12 @@ async fn send_json<B: Serialize, T: DeserializeOwned>(req: RequestBuilder, body:
     read(req.send().await.map_err(transport)?).await
 }
 
+fn origin() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().origin().ok())
+        .unwrap_or_default()
+}
+
 pub fn enc(s: &str) -> String {
     js_sys::encode_uri_component(s).as_string().unwrap_or_default()
 }
@@ -77,6 +103,10 @@ pub async fn patch<B: Serialize, T: DeserializeOwned>(path: &str, body: &B) -> A
 
 pub async fn delete(path: &str) -> ApiResult<()> {
     send::<Value>(Request::delete(path)).await.map(|_| ())
+}
+
+pub async fn put<B: Serialize, T: DeserializeOwned>(path: &str, body: &B) -> ApiResult<T> {
+    send_json(Request::put(path), body).await
 }
 
 // --- typed helpers ---
@@ -113,7 +143,11 @@ pub async fn evaluations(id: &str) -> ApiResult<Vec<Evaluation>> {
     get(&format!("/api/v1/automations/{id}/evaluations?limit=30")).await
 }
 
-pub async fn agent_profiles() -> ApiResult<Vec<AgentProfile>> {
+pub async fn me() -> ApiResult<Me> {
+    get("/api/v1/me").await
+}
+
+pub async fn agent_profiles() -> ApiResult<Vec<AgentProfileInfo>> {
     get("/api/v1/agent-profiles").await
 }
 

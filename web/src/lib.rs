@@ -10,11 +10,12 @@ mod components;
 mod i18n;
 mod live;
 mod pages;
+mod session;
 mod time;
 
 use pages::automations::{AutomationEditor, AutomationsList};
 use pages::board::{Board, TaskDetail};
-use pages::{AutomationsHome, Home, RunView};
+use pages::{AutomationsHome, Home, Login, Members, RunView, Tokens};
 
 #[component]
 fn NotFound() -> impl IntoView {
@@ -26,10 +27,14 @@ fn App() -> impl IntoView {
     i18n::provide_i18n();
     live::provide_live();
     components::provide_toasts();
+    session::provide_session();
     view! {
         <Router>
             <Routes fallback=NotFound>
                 <Route path=path!("/") view=Home/>
+                <Route path=path!("/login") view=Login/>
+                <Route path=path!("/settings/tokens") view=Tokens/>
+                <Route path=path!("/w/:ws/members") view=Members/>
                 <Route path=path!("/w/:ws") view=Board/>
                 <Route path=path!("/w/:ws/tasks/:id") view=TaskDetail/>
                 <Route path=path!("/w/:ws/runs/:id") view=RunView/>

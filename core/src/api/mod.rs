@@ -1,11 +1,13 @@
 //! Request and response types of the HTTP API (v1), shared by server and web.
 
+mod access;
 mod agents;
 mod automations;
 mod github;
 mod tasks;
 mod workspaces;
 
+pub use access::*;
 pub use agents::*;
 pub use automations::*;
 pub use github::*;

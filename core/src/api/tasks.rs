@@ -114,6 +114,8 @@ pub struct TaskEvent {
     pub kind: String,
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub payload: Value,
+    /// Who caused it.
+    pub actor: super::Actor,
     pub created_at: DateTime<Utc>,
 }
 

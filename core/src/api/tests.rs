@@ -78,3 +78,30 @@ fn scope_rules_for_selectors() {
     assert!(!s.shows_org_badges());
     assert!(s.allows_repo("acme", "api") && !s.allows_repo("acme", "web"));
 }
+
+#[test]
+fn actors_serialise_with_their_kind() {
+    let user = Actor::User {
+        id: "u1".into(),
+        username: "alice".into(),
+    };
+    assert_eq!(
+        serde_json::to_value(&user).unwrap(),
+        json!({"kind": "user", "id": "u1", "username": "alice"})
+    );
+    assert_eq!(
+        serde_json::to_value(Actor::Automation { id: "a1".into() }).unwrap(),
+        json!({"kind": "automation", "id": "a1"})
+    );
+    assert_eq!(serde_json::to_value(Actor::Merger).unwrap(), json!({"kind": "merger"}));
+    assert_eq!(serde_json::to_value(Actor::System).unwrap(), json!({"kind": "system"}));
+    assert_eq!(user.display_name(), "alice");
+    assert_eq!(Actor::admin_token().display_name(), "admin-token");
+}
+
+#[test]
+fn access_requests_refuse_unknown_fields() {
+    assert!(serde_json::from_value::<LoginRequest>(json!({"username": "a", "password": "b", "x": 1})).is_err());
+    assert!(serde_json::from_value::<PutMember>(json!({"role": "viewer"})).is_ok());
+    assert!(serde_json::from_value::<PutMember>(json!({"role": "admin"})).is_err());
+}

@@ -170,9 +170,14 @@ pub fn parse_scheduled(raw: &str) -> Result<ScheduledConfig, ConfigError> {
     parse_as(raw)
 }
 
-/// Save-time validation: the engine's only per-type check is the schedule.
-/// Every other config is stored as given, even a dead one.
-pub fn validate_for_save(t: TriggerType, raw: &serde_json::Value) -> Result<(), String> {
+/// Save-time validation: the engine's only per-type check is the schedule,
+/// which must parse and have a run after `now`. Every other config is stored
+/// as given, even a dead one.
+pub fn validate_for_save(
+    t: TriggerType,
+    raw: &serde_json::Value,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(), String> {
     if t != TriggerType::Scheduled {
         return Ok(());
     }
@@ -181,8 +186,7 @@ pub fn validate_for_save(t: TriggerType, raw: &serde_json::Value) -> Result<(), 
     if cfg.cron_expression.trim().is_empty() {
         return Ok(());
     }
-    cron::Schedule::parse(&cfg.cron_expression, &cfg.timezone)
-        .map(|_| ())
+    cron::validate_schedule(&cfg.cron_expression, &cfg.timezone, now)
         .map_err(|e| format!("invalid schedule \"{}\": {e}", cfg.cron_expression))
 }
 
@@ -242,16 +246,22 @@ mod tests {
     #[test]
     fn save_validation_checks_only_the_schedule() {
         use serde_json::json;
-        assert!(validate_for_save(TriggerType::GithubPrMerged, &json!("garbage")).is_ok());
-        assert!(validate_for_save(TriggerType::Scheduled, &json!({"cron_expression": ""})).is_ok());
-        assert!(validate_for_save(TriggerType::Scheduled, &json!({"cron_expression": "0 9 * * 1"})).is_ok());
-        let err = validate_for_save(TriggerType::Scheduled, &json!({"cron_expression": "nope"})).unwrap_err();
+        let now = || {
+            chrono::DateTime::parse_from_rfc3339("2026-03-08T09:00:00Z")
+                .unwrap()
+                .to_utc()
+        };
+        assert!(validate_for_save(TriggerType::GithubPrMerged, &json!("garbage"), now()).is_ok());
+        assert!(validate_for_save(TriggerType::Scheduled, &json!({"cron_expression": ""}), now()).is_ok());
+        assert!(validate_for_save(TriggerType::Scheduled, &json!({"cron_expression": "0 9 * * 1"}), now()).is_ok());
+        let err = validate_for_save(TriggerType::Scheduled, &json!({"cron_expression": "nope"}), now()).unwrap_err();
         assert!(err.starts_with("invalid schedule \"nope\": "), "{err}");
-        let err = validate_for_save(TriggerType::Scheduled, &json!({"cron_expression": 5})).unwrap_err();
+        let err = validate_for_save(TriggerType::Scheduled, &json!({"cron_expression": 5}), now()).unwrap_err();
         assert!(err.starts_with("invalid scheduled trigger config: "), "{err}");
         let err = validate_for_save(
             TriggerType::Scheduled,
             &json!({"cron_expression": "@daily", "timezone": "Mars/Olympus"}),
+            now(),
         )
         .unwrap_err();
         assert!(err.starts_with("invalid schedule \"@daily\": "), "{err}");

@@ -2,6 +2,7 @@
 //! merged loop, the merger loop, languages and accessibility — each on a
 //! desktop and on a phone, against the real server.
 
+mod access;
 mod accessibility;
 mod automations;
 mod editor;

@@ -31,6 +31,8 @@ async fn green(ctx: Ctx) -> anyhow::Result<()> {
     let task = ctx.stack.task(&ws, "Ship the feature", "running").await?;
     review_and_approve(&ctx, &ws, &task, number).await?;
     ctx.browser.wait_text(".outcome", "Merging").await?;
+    // The audit trail names the person who approved the merge.
+    ctx.browser.wait_text("#approved-by", "Approved by e2e").await?;
     ctx.stack
         .sim_post(
             &format!("/_sim/repos/acme/api/commits/{sha}/check-runs"),

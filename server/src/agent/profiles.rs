@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use kandev_core::api::{AgentProfile, CreateAgentProfile, MOCK_AGENT_PROFILE_ID};
+use kandev_core::api::{AgentProfile, CreateAgentProfile, MOCK_AGENT_PROFILE_ID, PatchAgentProfile};
+use kandev_core::bounds;
 
 use crate::error::{ServiceError, ServiceResult};
 use crate::store::{Store, StoreError};
@@ -29,17 +30,41 @@ pub async fn list(store: &Store) -> ServiceResult<Vec<AgentProfile>> {
     Ok(out)
 }
 
+/// Name and command present; every string within the name bound, and at most
+/// 64 arguments and 64 variables.
+fn check(p: &AgentProfile) -> ServiceResult<()> {
+    let invalid = |e: bounds::OutOfBounds| ServiceError::Invalid(e.0);
+    if p.name.is_empty() {
+        return Err(ServiceError::Invalid("name is required".into()));
+    }
+    if p.command.is_empty() {
+        return Err(ServiceError::Invalid("command is required".into()));
+    }
+    if p.args.len() > 64 || p.env.len() > 64 {
+        return Err(ServiceError::Invalid("at most 64 args and 64 env variables".into()));
+    }
+    bounds::name("name", &p.name).map_err(invalid)?;
+    bounds::name("command", &p.command).map_err(invalid)?;
+    for a in &p.args {
+        bounds::text("args", a).map_err(invalid)?;
+    }
+    for (k, v) in &p.env {
+        if k.is_empty() || k.contains('=') || k.contains('\0') {
+            return Err(ServiceError::Invalid(format!(
+                "{k:?} is not an environment variable name"
+            )));
+        }
+        bounds::name("env key", k).map_err(invalid)?;
+        bounds::text("env value", v).map_err(invalid)?;
+    }
+    Ok(())
+}
+
 pub async fn create(
     store: &Store,
     req: CreateAgentProfile,
     now: chrono::DateTime<chrono::Utc>,
 ) -> ServiceResult<AgentProfile> {
-    if req.name.trim().is_empty() {
-        return Err(ServiceError::Invalid("name is required".into()));
-    }
-    if req.command.trim().is_empty() {
-        return Err(ServiceError::Invalid("command is required".into()));
-    }
     let p = AgentProfile {
         id: String::new(),
         name: req.name.trim().into(),
@@ -48,7 +73,46 @@ pub async fn create(
         env: req.env,
         builtin: false,
     };
+    check(&p)?;
     Ok(store.create_agent_profile(&p, now).await?)
+}
+
+/// Changes a stored profile; the built-in one cannot change.
+pub async fn update(store: &Store, id: &str, req: PatchAgentProfile) -> ServiceResult<AgentProfile> {
+    if id == MOCK_AGENT_PROFILE_ID {
+        return Err(ServiceError::Conflict("the built-in mock profile cannot change".into()));
+    }
+    let mut p = store
+        .get_agent_profile(id)
+        .await
+        .map_err(ServiceError::not_found("agent profile"))?;
+    if let Some(v) = req.name {
+        p.name = v.trim().into();
+    }
+    if let Some(v) = req.command {
+        p.command = v.trim().into();
+    }
+    if let Some(v) = req.args {
+        p.args = v;
+    }
+    if let Some(v) = req.env {
+        p.env = v;
+    }
+    check(&p)?;
+    store.update_agent_profile(&p).await?;
+    Ok(p)
+}
+
+pub async fn delete(store: &Store, id: &str) -> ServiceResult<()> {
+    if id == MOCK_AGENT_PROFILE_ID {
+        return Err(ServiceError::Conflict(
+            "the built-in mock profile cannot be deleted".into(),
+        ));
+    }
+    store
+        .delete_agent_profile(id)
+        .await
+        .map_err(ServiceError::not_found("agent profile"))
 }
 
 /// Which profile runs a session: the automation's, else `KANDEV_DEFAULT_AGENT`

@@ -18,7 +18,6 @@ use agent_client_protocol::{ByteStreams, Client};
 use async_trait::async_trait;
 use kandev_core::api::{AgentProfile, LIVE_SESSION_UPDATED, Task};
 use kandev_core::firing::permission_refused;
-use rand::TryRngCore;
 use tokio::io::AsyncBufReadExt;
 use tokio::process::Command;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
@@ -63,11 +62,7 @@ pub struct AcpRuntime {
 }
 
 fn new_token() -> Result<String, String> {
-    let mut bytes = [0u8; 32];
-    rand::rngs::OsRng
-        .try_fill_bytes(&mut bytes)
-        .map_err(|e| format!("no randomness for a session token: {e}"))?;
-    Ok(hex::encode(bytes))
+    crate::access::credentials::random_hex::<32>().map_err(|e| format!("no session token: {e}"))
 }
 
 /// The prompt the agent sees: Kandev's context block, then the run's prompt.
@@ -215,6 +210,10 @@ impl AcpRuntime {
         let cwd = PathBuf::from(&session.worktree_path);
         let mut child = match Command::new(&profile.command)
             .args(&profile.args)
+            // An agent gets no secret of the server's: an empty environment,
+            // the four variables a shell needs, and its profile's own.
+            .env_clear()
+            .envs(inherited_env())
             .envs(&profile.env)
             .current_dir(&cwd)
             .stdin(Stdio::piped())
@@ -361,4 +360,15 @@ impl TaskListener for AcpRuntime {
             }
         }
     }
+}
+
+/// What an agent process inherits from the server: `PATH`, `HOME`, `LANG` and
+/// `TERM`, never `GITHUB_TOKEN`, `KANDEV_*` settings or database URLs.
+pub const INHERITED_ENV: [&str; 4] = ["PATH", "HOME", "LANG", "TERM"];
+
+fn inherited_env() -> Vec<(&'static str, std::ffi::OsString)> {
+    INHERITED_ENV
+        .iter()
+        .filter_map(|k| std::env::var_os(k).map(|v| (*k, v)))
+        .collect()
 }

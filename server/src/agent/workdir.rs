@@ -46,12 +46,13 @@ pub async fn prepare(data_dir: &Path, task_id: &str, repo: Option<&Repository>) 
         } else {
             &repo.default_branch
         };
+        // Names go after `--`, so a branch named like an option stays a name.
         // The branch may only exist on the remote: fall back to the checkout's HEAD.
-        if git(&["worktree", "add", "--detach", &target, branch], local)
+        if git(&["worktree", "add", "--detach", "--", &target, branch], local)
             .await
             .is_err()
         {
-            git(&["worktree", "add", "--detach", &target, "HEAD"], local).await?;
+            git(&["worktree", "add", "--detach", "--", &target, "HEAD"], local).await?;
         }
         return Ok(dir);
     }
@@ -67,7 +68,7 @@ pub async fn remove(data_dir: &Path, task_id: &str, repo_local_path: Option<&str
     }
     if let Some(local) = repo_local_path.filter(|p| !p.is_empty() && Path::new(p).join(".git").exists()) {
         let _ = git(
-            &["worktree", "remove", "--force", &dir.display().to_string()],
+            &["worktree", "remove", "--force", "--", &dir.display().to_string()],
             Path::new(local),
         )
         .await;

@@ -5,11 +5,10 @@ use kandev_core::api::{
     Automation, CreateAutomation, CreatedAutomation, Evaluation, MOCK_AGENT_PROFILE_ID, ManualRunResult, NewTrigger,
     PatchAutomation, PatchTrigger, Run, Trigger,
 };
+use kandev_core::bounds;
 use kandev_core::firing::{clamp_max_concurrent_runs_on_create, manual_data};
 use kandev_core::trigger::FiringType;
 use kandev_core::trigger::config::validate_for_save;
-use rand::TryRngCore;
-use rand::rngs::OsRng;
 use serde_json::Value;
 
 use super::{AutomationService, FireOutcome, FireRequest};
@@ -19,20 +18,30 @@ use crate::store::NewAutomation;
 /// 16 random bytes as 32 lowercase hex characters. No fallback: if the
 /// system's randomness fails, creating the automation fails.
 fn new_webhook_secret() -> ServiceResult<String> {
-    let mut bytes = [0u8; 16];
-    OsRng
-        .try_fill_bytes(&mut bytes)
-        .map_err(|e| ServiceError::Internal(format!("no randomness for the webhook secret: {e}")))?;
-    Ok(hex::encode(bytes))
+    crate::access::credentials::random_hex::<16>()
 }
 
-fn validate_trigger(t: &NewTrigger) -> ServiceResult<()> {
+fn invalid(e: bounds::OutOfBounds) -> ServiceError {
+    ServiceError::Invalid(e.0)
+}
+
+/// A stored trigger config is at most 64 KiB of JSON.
+fn validate_trigger(t: &NewTrigger, now: chrono::DateTime<chrono::Utc>) -> ServiceResult<()> {
     if !t.config.is_object() && t.trigger_type == TriggerType::Scheduled {
         return Err(ServiceError::Invalid(
             "invalid scheduled trigger config: config must be a JSON object".into(),
         ));
     }
-    validate_for_save(t.trigger_type, &t.config).map_err(ServiceError::Invalid)
+    bounds::text("config", &t.config.to_string()).map_err(invalid)?;
+    validate_for_save(t.trigger_type, &t.config, now).map_err(ServiceError::Invalid)
+}
+
+/// The text fields of an automation, each within its bound.
+fn check_texts(name: &str, description: &str, prompt: &str, title: &str) -> ServiceResult<()> {
+    bounds::name("name", name).map_err(invalid)?;
+    bounds::text("description", description).map_err(invalid)?;
+    bounds::text("prompt", prompt).map_err(invalid)?;
+    bounds::name("task_title_template", title).map_err(invalid)
 }
 
 impl AutomationService {
@@ -79,13 +88,23 @@ impl AutomationService {
         if name.is_empty() {
             return Err(ServiceError::Invalid("name is required".into()));
         }
+        check_texts(
+            name,
+            req.description.as_deref().unwrap_or_default(),
+            req.prompt.as_deref().unwrap_or_default(),
+            req.task_title_template.as_deref().unwrap_or_default(),
+        )?;
+        // Create keeps the engine's rule (`<= 0` becomes 1); above the cap is refused.
+        let max_concurrent_runs = clamp_max_concurrent_runs_on_create(req.max_concurrent_runs);
+        bounds::max_concurrent_runs(max_concurrent_runs).map_err(invalid)?;
         let repository_ids = req.repository_ids.unwrap_or_default();
         self.check_repositories(workspace_id, &repository_ids).await?;
         let agent_profile_id = req.agent_profile_id.unwrap_or_default();
         self.check_agent_profile(&agent_profile_id).await?;
         let triggers = req.triggers.unwrap_or_default();
+        let now = self.clock.now();
         for t in &triggers {
-            validate_trigger(t)?;
+            validate_trigger(t, now)?;
         }
         let secret = new_webhook_secret()?;
         let created = self
@@ -101,7 +120,7 @@ impl AutomationService {
                     executor_profile_id: req.executor_profile_id.unwrap_or_default(),
                     repository_ids,
                     enabled: req.enabled.unwrap_or(true),
-                    max_concurrent_runs: clamp_max_concurrent_runs_on_create(req.max_concurrent_runs),
+                    max_concurrent_runs,
                     webhook_secret: secret.clone(),
                     triggers: triggers
                         .into_iter()
@@ -141,10 +160,7 @@ impl AutomationService {
             a.name = name.trim().to_string();
         }
         if let Some(n) = req.max_concurrent_runs {
-            if n < 1 {
-                return Err(ServiceError::Invalid("max_concurrent_runs must be at least 1".into()));
-            }
-            a.max_concurrent_runs = n;
+            a.max_concurrent_runs = bounds::max_concurrent_runs(n).map_err(invalid)?;
         }
         if let Some(p) = req.agent_profile_id {
             self.check_agent_profile(&p).await?;
@@ -170,6 +186,7 @@ impl AutomationService {
         if let Some(v) = req.enabled {
             a.enabled = v;
         }
+        check_texts(&a.name, &a.description, &a.prompt, &a.task_title_template)?;
         self.store
             .update_automation(&a, replace_repos, self.clock.now())
             .await?;
@@ -185,7 +202,7 @@ impl AutomationService {
 
     pub async fn add_trigger(&self, automation_id: &str, t: NewTrigger) -> ServiceResult<Trigger> {
         self.get(automation_id).await?;
-        validate_trigger(&t)?;
+        validate_trigger(&t, self.clock.now())?;
         Ok(self
             .store
             .add_trigger(
@@ -205,11 +222,14 @@ impl AutomationService {
             .await
             .map_err(ServiceError::not_found("trigger"))?;
         let config: Value = req.config.unwrap_or(t.config);
-        validate_trigger(&NewTrigger {
-            trigger_type: t.trigger_type,
-            config: config.clone(),
-            enabled: None,
-        })?;
+        validate_trigger(
+            &NewTrigger {
+                trigger_type: t.trigger_type,
+                config: config.clone(),
+                enabled: None,
+            },
+            self.clock.now(),
+        )?;
         self.store
             .update_trigger(id, &config, req.enabled.unwrap_or(t.enabled), self.clock.now())
             .await?;
@@ -230,6 +250,16 @@ impl AutomationService {
             .map_err(ServiceError::not_found("automation"))
     }
 
+    /// A new webhook secret replaces the old one at once; senders with the old one are refused from now on.
+    pub async fn rotate_webhook_secret(&self, id: &str) -> ServiceResult<String> {
+        let secret = new_webhook_secret()?;
+        self.store
+            .set_webhook_secret(id, &secret, self.clock.now())
+            .await
+            .map_err(ServiceError::not_found("automation"))?;
+        Ok(secret)
+    }
+
     pub async fn runs(&self, automation_id: &str, limit: i64) -> ServiceResult<Vec<Run>> {
         self.get(automation_id).await?;
         Ok(self.store.list_runs(automation_id, limit.max(1)).await?)
@@ -242,7 +272,7 @@ impl AutomationService {
             .map_err(ServiceError::not_found("workspace"))?;
         Ok(self
             .store
-            .list_workspace_runs(workspace_id, limit.clamp(1, 200))
+            .list_workspace_runs(workspace_id, limit.clamp(1, *bounds::LIMIT.end()))
             .await?)
     }
 
@@ -278,7 +308,10 @@ impl AutomationService {
     pub async fn evaluations(&self, automation_id: &str, limit: i64) -> ServiceResult<Vec<Evaluation>> {
         self.get(automation_id).await?;
         self.recorder.flush().await;
-        Ok(self.store.list_evaluations(automation_id, limit.clamp(1, 200)).await?)
+        Ok(self
+            .store
+            .list_evaluations(automation_id, limit.clamp(1, *bounds::LIMIT.end()))
+            .await?)
     }
 
     /// Run now: type `manual`, data `{"source":"manual"}`, no dedup. The

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kandev_core::TriggerType;
-use kandev_core::cron::{is_due, scheduled_dedup_key};
+use kandev_core::cron::{Schedule, is_due, scheduled_dedup_key};
 use kandev_core::trigger::config::parse_scheduled;
 use serde_json::json;
 
@@ -67,6 +67,14 @@ pub async fn tick(service: &AutomationService) {
                 continue;
             }
         };
+        // A stored schedule is untrusted (saved before today's bounds, or by
+        // hand): one that no longer parses is logged and skipped, never fired.
+        if !cfg.cron_expression.trim().is_empty()
+            && let Err(error) = Schedule::parse(&cfg.cron_expression, &cfg.timezone)
+        {
+            tracing::warn!(trigger_id = %t.trigger_id, expression = %cfg.cron_expression, %error, "stored schedule is invalid; trigger skipped");
+            continue;
+        }
         let anchor = t.last_evaluated_at.unwrap_or(t.created_at);
         if !is_due(&cfg.cron_expression, &cfg.timezone, anchor, now) {
             continue;

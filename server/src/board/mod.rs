@@ -8,15 +8,22 @@ pub use review::{MergeStarter, PrLinker};
 
 use std::sync::{Arc, RwLock};
 
-use kandev_core::api::{ArchiveResult, Comment, CreateTask, LIVE_TASK_UPDATED, Origin, PatchTask, Task, TaskEvent};
+use kandev_core::api::{
+    Actor, ArchiveResult, Comment, CreateTask, LIVE_TASK_UPDATED, Origin, PatchTask, Task, TaskEvent,
+};
 use kandev_core::api::{EVENT_ARCHIVED, EVENT_CREATED, EVENT_STATUS_CHANGED, EVENT_UNARCHIVED};
 use kandev_core::board::{TaskStatus, check_move};
+use kandev_core::bounds;
 use serde_json::{Value, json};
 
 use crate::clock::Clock;
 use crate::error::{ServiceError, ServiceResult};
 use crate::live::LiveHub;
 use crate::store::{NewTask, Store};
+
+fn invalid(e: bounds::OutOfBounds) -> ServiceError {
+    ServiceError::Invalid(e.0)
+}
 
 /// Told when a task is archived or deleted, so its agent sessions stop.
 pub trait TaskListener: Send + Sync {
@@ -69,7 +76,7 @@ impl BoardService {
         self.store.get_task(id).await.map_err(ServiceError::not_found("task"))
     }
 
-    pub async fn create(&self, workspace_id: &str, req: CreateTask) -> ServiceResult<Task> {
+    pub async fn create(&self, workspace_id: &str, req: CreateTask, actor: &Actor) -> ServiceResult<Task> {
         self.store
             .get_workspace(workspace_id)
             .await
@@ -78,6 +85,8 @@ impl BoardService {
         if title.is_empty() {
             return Err(ServiceError::Invalid("title is required".into()));
         }
+        bounds::name("title", title).map_err(invalid)?;
+        bounds::text("description", req.description.as_deref().unwrap_or_default()).map_err(invalid)?;
         let mut base_branch = String::new();
         if let Some(repo_id) = req.repository_id.as_deref().filter(|r| !r.is_empty()) {
             let repo = self
@@ -116,7 +125,7 @@ impl BoardService {
             )
             .await?;
         self.store
-            .add_event(&task.id, EVENT_CREATED, &json!({"status": status.as_str()}), now)
+            .add_event(&task.id, EVENT_CREATED, &json!({"status": status.as_str()}), actor, now)
             .await?;
         self.touched(&task);
         Ok(task)
@@ -139,12 +148,16 @@ impl BoardService {
     }
 
     /// Edits text and moves status by the board rules (409 when refused).
-    pub async fn patch(&self, id: &str, req: PatchTask) -> ServiceResult<Task> {
+    pub async fn patch(&self, id: &str, req: PatchTask, actor: &Actor) -> ServiceResult<Task> {
         let task = self.get(id).await?;
-        if let Some(title) = &req.title
-            && title.trim().is_empty()
-        {
-            return Err(ServiceError::Invalid("title must not be empty".into()));
+        if let Some(title) = &req.title {
+            if title.trim().is_empty() {
+                return Err(ServiceError::Invalid("title must not be empty".into()));
+            }
+            bounds::name("title", title.trim()).map_err(invalid)?;
+        }
+        if let Some(d) = &req.description {
+            bounds::text("description", d).map_err(invalid)?;
         }
         if let Some(to) = req.status {
             check_move(task.status, to).map_err(|e| ServiceError::Conflict(e.to_string()))?;
@@ -158,7 +171,7 @@ impl BoardService {
         if let Some(to) = req.status
             && to != task.status
         {
-            self.move_status(&task, task.status, to, json!({})).await?;
+            self.move_status(&task, task.status, to, json!({}), actor).await?;
         }
         let task = self.get(id).await?;
         self.touched(&task);
@@ -166,7 +179,14 @@ impl BoardService {
     }
 
     /// Compare-and-swap a status and record the move. 409 if it lost a race.
-    pub async fn move_status(&self, task: &Task, from: TaskStatus, to: TaskStatus, extra: Value) -> ServiceResult<()> {
+    pub async fn move_status(
+        &self,
+        task: &Task,
+        from: TaskStatus,
+        to: TaskStatus,
+        extra: Value,
+        actor: &Actor,
+    ) -> ServiceResult<()> {
         let now = self.clock.now();
         if !self.store.swap_task_status(&task.id, from, to, now).await? {
             return Err(ServiceError::Conflict(format!("task is no longer {}", from.as_str())));
@@ -176,7 +196,7 @@ impl BoardService {
             p.extend(extra.clone());
         }
         self.store
-            .add_event(&task.id, EVENT_STATUS_CHANGED, &payload, now)
+            .add_event(&task.id, EVENT_STATUS_CHANGED, &payload, actor, now)
             .await?;
         self.live.notify(&task.workspace_id, LIVE_TASK_UPDATED, &task.id);
         Ok(())
@@ -191,7 +211,7 @@ impl BoardService {
     }
 
     /// Archiving hides a task and keeps it; repeating it reports `already_archived`.
-    pub async fn archive(&self, id: &str) -> ServiceResult<ArchiveResult> {
+    pub async fn archive(&self, id: &str, actor: &Actor) -> ServiceResult<ArchiveResult> {
         let now = self.clock.now();
         let already = self
             .store
@@ -199,7 +219,7 @@ impl BoardService {
             .await
             .map_err(ServiceError::not_found("task"))?;
         if !already {
-            self.store.add_event(id, EVENT_ARCHIVED, &json!({}), now).await?;
+            self.store.add_event(id, EVENT_ARCHIVED, &json!({}), actor, now).await?;
             self.notify_closed(id);
             let task = self.get(id).await?;
             self.touched(&task);
@@ -210,12 +230,14 @@ impl BoardService {
         })
     }
 
-    pub async fn unarchive(&self, id: &str) -> ServiceResult<Task> {
+    pub async fn unarchive(&self, id: &str, actor: &Actor) -> ServiceResult<Task> {
         let task = self.get(id).await?;
         if task.archived_at.is_some() {
             let now = self.clock.now();
             self.store.unarchive_task(id, now).await?;
-            self.store.add_event(id, EVENT_UNARCHIVED, &json!({}), now).await?;
+            self.store
+                .add_event(id, EVENT_UNARCHIVED, &json!({}), actor, now)
+                .await?;
         }
         let task = self.get(id).await?;
         self.touched(&task);
@@ -229,11 +251,17 @@ impl BoardService {
         }
     }
 
-    pub async fn add_comment(&self, id: &str, body: &str, author: &str) -> ServiceResult<Comment> {
+    /// A comment, authored by the actor's name (`agent` for an automation run).
+    pub async fn add_comment(&self, id: &str, body: &str, actor: &Actor) -> ServiceResult<Comment> {
         let task = self.get(id).await?;
         if body.trim().is_empty() {
             return Err(ServiceError::Invalid("body is required".into()));
         }
+        bounds::text("body", body).map_err(invalid)?;
+        let author = match actor {
+            Actor::Automation { .. } => "agent",
+            other => other.display_name(),
+        };
         let c = self.store.add_comment(id, body, author, self.clock.now()).await?;
         self.touched(&task);
         Ok(c)
@@ -250,8 +278,11 @@ impl BoardService {
     }
 
     /// Records an event and announces the change.
-    pub async fn record(&self, task: &Task, kind: &str, payload: Value) -> ServiceResult<TaskEvent> {
-        let e = self.store.add_event(&task.id, kind, &payload, self.clock.now()).await?;
+    pub async fn record(&self, task: &Task, kind: &str, payload: Value, actor: &Actor) -> ServiceResult<TaskEvent> {
+        let e = self
+            .store
+            .add_event(&task.id, kind, &payload, actor, self.clock.now())
+            .await?;
         self.touched(task);
         Ok(e)
     }

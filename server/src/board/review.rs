@@ -3,8 +3,8 @@
 
 use async_trait::async_trait;
 use kandev_core::api::{
-    ApproveRequest, ApproveResponse, EVENT_APPROVED, EVENT_MERGE_REQUESTED, EVENT_REJECTED, EVENT_REVIEW_REQUESTED,
-    RejectRequest, ReviewHandoff, ReviewRequest, Task,
+    Actor, ApproveRequest, ApproveResponse, EVENT_APPROVED, EVENT_MERGE_REQUESTED, EVENT_REJECTED,
+    EVENT_REVIEW_REQUESTED, RejectRequest, ReviewHandoff, ReviewRequest, Task,
 };
 use kandev_core::board::{Approval, HandoffEvent, PrRef, TaskStatus, approve, bound_pr, hand_off_to_review, reject};
 use serde_json::json;
@@ -49,8 +49,10 @@ fn handoff_event(kind: &str, payload: &serde_json::Value) -> HandoffEvent {
 
 impl BoardService {
     /// Hands a task to human review, binding the PR as structured data.
-    pub async fn request_review(&self, id: &str, req: ReviewRequest) -> ServiceResult<Task> {
+    pub async fn request_review(&self, id: &str, req: ReviewRequest, actor: &Actor) -> ServiceResult<Task> {
         let task = self.get(id).await?;
+        kandev_core::bounds::text("summary", req.summary.as_deref().unwrap_or_default())
+            .map_err(|e| ServiceError::Invalid(e.0))?;
         let pr = match req.pr_url.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
             Some(url) => Some(
                 PrRef::parse(url)
@@ -59,7 +61,7 @@ impl BoardService {
             None => None,
         };
         let to = hand_off_to_review(task.status).map_err(|e| ServiceError::Conflict(e.to_string()))?;
-        self.move_status(&task, task.status, to, json!({})).await?;
+        self.move_status(&task, task.status, to, json!({}), actor).await?;
         let handoff = ReviewHandoff {
             summary: req.summary.unwrap_or_default(),
             pr_url: pr.as_ref().map(PrRef::url).unwrap_or_default(),
@@ -69,6 +71,7 @@ impl BoardService {
             &task,
             EVENT_REVIEW_REQUESTED,
             serde_json::to_value(&handoff).unwrap_or_default(),
+            actor,
         )
         .await?;
         if let Some(pr) = &pr {
@@ -99,7 +102,7 @@ impl BoardService {
         Ok(bound_pr(&events, &comments))
     }
 
-    pub async fn approve(&self, id: &str, req: ApproveRequest) -> ServiceResult<ApproveResponse> {
+    pub async fn approve(&self, id: &str, req: ApproveRequest, actor: &Actor) -> ServiceResult<ApproveResponse> {
         let task = self.get(id).await?;
         if task.status != TaskStatus::HumanReview {
             return Err(ServiceError::Conflict(format!(
@@ -111,16 +114,20 @@ impl BoardService {
         let bound = self.bound_pr(id).await?;
         let (approval, to) = approve(task.status, bound).map_err(|e| ServiceError::Conflict(e.to_string()))?;
         let reason = req.reason.unwrap_or_default();
+        kandev_core::bounds::text("reason", &reason).map_err(|e| ServiceError::Invalid(e.0))?;
         match approval {
             Approval::Done => {
-                self.move_status(&task, TaskStatus::HumanReview, to, json!({})).await?;
-                self.record(&task, EVENT_APPROVED, json!({"reason": reason})).await?;
+                self.move_status(&task, TaskStatus::HumanReview, to, json!({}), actor)
+                    .await?;
+                self.record(&task, EVENT_APPROVED, json!({"reason": reason}), actor)
+                    .await?;
                 Ok(ApproveResponse {
                     status: "done".into(),
                     pr_url: None,
                 })
             }
             Approval::Merge(pr) => {
+                self.check_registered(&task, &pr).await?;
                 let starter = self
                     .merge
                     .read()
@@ -128,7 +135,10 @@ impl BoardService {
                     .clone()
                     .ok_or_else(|| ServiceError::Unavailable("the merger is not running".into()))?;
                 starter.prepare(&task, &pr).await?;
-                if let Err(e) = self.move_status(&task, TaskStatus::HumanReview, to, json!({})).await {
+                if let Err(e) = self
+                    .move_status(&task, TaskStatus::HumanReview, to, json!({}), actor)
+                    .await
+                {
                     starter.abandon(&task.id).await;
                     return Err(e);
                 }
@@ -136,6 +146,7 @@ impl BoardService {
                     &task,
                     EVENT_MERGE_REQUESTED,
                     json!({"reason": reason, "pr_url": pr.url(), "owner": pr.owner, "repo": pr.repo, "number": pr.number}),
+                    actor,
                 )
                 .await?;
                 starter.start(&task.id).await;
@@ -147,15 +158,36 @@ impl BoardService {
         }
     }
 
-    pub async fn reject(&self, id: &str, req: RejectRequest) -> ServiceResult<Task> {
+    pub async fn reject(&self, id: &str, req: RejectRequest, actor: &Actor) -> ServiceResult<Task> {
         let task = self.get(id).await?;
         let reason = req.reason.trim();
         if reason.is_empty() {
             return Err(ServiceError::Invalid("reason is required".into()));
         }
+        kandev_core::bounds::text("reason", reason).map_err(|e| ServiceError::Invalid(e.0))?;
         let to = reject(task.status).map_err(|e| ServiceError::Conflict(e.to_string()))?;
-        self.move_status(&task, task.status, to, json!({})).await?;
-        self.record(&task, EVENT_REJECTED, json!({"reason": reason})).await?;
+        self.move_status(&task, task.status, to, json!({}), actor).await?;
+        self.record(&task, EVENT_REJECTED, json!({"reason": reason}), actor)
+            .await?;
         self.get(id).await
+    }
+
+    /// The merger acts with the bot token on a repository only when the task's
+    /// workspace registered it: a PR anywhere else is refused before anything moves.
+    async fn check_registered(&self, task: &Task, pr: &PrRef) -> ServiceResult<()> {
+        let repos = self.store.list_repositories(&task.workspace_id).await?;
+        let known = repos
+            .iter()
+            .any(|r| r.owner.eq_ignore_ascii_case(&pr.owner) && r.name.eq_ignore_ascii_case(&pr.repo));
+        if known {
+            Ok(())
+        } else {
+            Err(ServiceError::Invalid(format!(
+                "{}/{} is not a repository of this workspace: register it before approving a merge of {}",
+                pr.owner,
+                pr.repo,
+                pr.url()
+            )))
+        }
     }
 }

@@ -43,7 +43,18 @@ pub enum GithubError {
     Transport(String),
     #[error("unexpected response: {0}")]
     Decode(String),
+    /// A name that cannot be put in a GitHub URL (`..`, empty): nothing was sent.
+    #[error("{0}")]
+    BadName(String),
 }
+
+impl From<kandev_core::github_path::BadName> for GithubError {
+    fn from(e: kandev_core::github_path::BadName) -> Self {
+        GithubError::BadName(e.0)
+    }
+}
+
+use kandev_core::github_path::{git_ref as ref_path, query_value, repo as repo_path};
 
 impl GithubError {
     /// Whether a request may have been applied even though it failed.
@@ -272,12 +283,13 @@ impl GithubClient {
     }
 
     pub async fn pull(&self, owner: &str, repo: &str, number: i64) -> GithubResult<PullRequest> {
-        self.get(&format!("/repos/{owner}/{repo}/pulls/{number}"), true).await
+        self.get(&format!("{}/pulls/{number}", repo_path(owner, repo)?), true)
+            .await
     }
 
     pub async fn reviews(&self, owner: &str, repo: &str, number: i64) -> GithubResult<Vec<Review>> {
         self.get(
-            &format!("/repos/{owner}/{repo}/pulls/{number}/reviews?per_page=100"),
+            &format!("{}/pulls/{number}/reviews?per_page=100", repo_path(owner, repo)?),
             true,
         )
         .await
@@ -285,15 +297,22 @@ impl GithubClient {
 
     pub async fn check_runs(&self, owner: &str, repo: &str, git_ref: &str) -> GithubResult<CheckRuns> {
         self.get(
-            &format!("/repos/{owner}/{repo}/commits/{git_ref}/check-runs?per_page=100"),
+            &format!(
+                "{}/commits/{}/check-runs?per_page=100",
+                repo_path(owner, repo)?,
+                ref_path(git_ref)?
+            ),
             true,
         )
         .await
     }
 
     pub async fn combined_status(&self, owner: &str, repo: &str, git_ref: &str) -> GithubResult<CombinedStatus> {
-        self.get(&format!("/repos/{owner}/{repo}/commits/{git_ref}/status"), true)
-            .await
+        self.get(
+            &format!("{}/commits/{}/status", repo_path(owner, repo)?, ref_path(git_ref)?),
+            true,
+        )
+        .await
     }
 
     /// The required checks of a branch; `None` when they cannot be read
@@ -301,7 +320,11 @@ impl GithubClient {
     pub async fn required_checks(&self, owner: &str, repo: &str, branch: &str) -> GithubResult<Option<Vec<String>>> {
         match self
             .get::<RequiredStatusChecks>(
-                &format!("/repos/{owner}/{repo}/branches/{branch}/protection/required_status_checks"),
+                &format!(
+                    "{}/branches/{}/protection/required_status_checks",
+                    repo_path(owner, repo)?,
+                    ref_path(branch)?
+                ),
                 true,
             )
             .await
@@ -326,7 +349,7 @@ impl GithubClient {
         };
         self.write(
             Method::PUT,
-            &format!("/repos/{owner}/{repo}/pulls/{number}/merge"),
+            &format!("{}/pulls/{number}/merge", repo_path(owner, repo)?),
             &body,
         )
         .await
@@ -342,7 +365,7 @@ impl GithubClient {
         let body = serde_json::json!({"expected_head_sha": expected_head_sha});
         self.write(
             Method::PUT,
-            &format!("/repos/{owner}/{repo}/pulls/{number}/update-branch"),
+            &format!("{}/pulls/{number}/update-branch", repo_path(owner, repo)?),
             &body,
         )
         .await
@@ -351,7 +374,7 @@ impl GithubClient {
     pub async fn delete_branch(&self, owner: &str, repo: &str, branch: &str) -> GithubResult<()> {
         self.send(
             Method::DELETE,
-            &format!("/repos/{owner}/{repo}/git/refs/heads/{branch}"),
+            &format!("{}/git/refs/heads/{}", repo_path(owner, repo)?, ref_path(branch)?),
             None,
             false,
         )
@@ -360,7 +383,7 @@ impl GithubClient {
     }
 
     pub async fn search_issues(&self, query: &str) -> GithubResult<IssueSearch> {
-        let q: String = url_encode(query);
+        let q = query_value(query);
         self.get(&format!("/search/issues?q={q}&per_page=50"), true).await
     }
 
@@ -369,18 +392,8 @@ impl GithubClient {
     }
 
     pub async fn search_repositories(&self, query: &str) -> GithubResult<RepoSearchResult> {
-        let q: String = url_encode(query);
+        let q = query_value(query);
         self.get(&format!("/search/repositories?q={q}&per_page=20"), false)
             .await
     }
-}
-
-fn url_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            b' ' => "+".to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }

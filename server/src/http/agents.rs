@@ -1,73 +1,92 @@
 //! Agent profiles, sessions and transcripts.
 
-use axum::extract::{Path, State};
+use axum::Json;
+use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
-use kandev_core::api::{AgentProfile, CreateAgentProfile, Session, TranscriptMessage};
+use kandev_core::api::{AgentProfileInfo, CreateAgentProfile, PatchAgentProfile, Session, TranscriptMessage};
 
-use super::AppState;
 use super::error::HttpResult;
-use super::extract::ApiJson;
+use super::extract::{ApiJson, ApiPath};
+use super::{ApiRoutes, AppState};
 use crate::agent::profiles;
 use crate::error::ServiceError;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/agent-profiles", get(list).post(create))
-        .route("/api/v1/tasks/{id}/sessions", get(sessions))
-        .route("/api/v1/sessions/{id}/messages", get(messages))
-        .route("/api/v1/sessions/{id}/prompt", axum::routing::post(reply))
+pub fn routes() -> ApiRoutes {
+    ApiRoutes::new()
+        .get("/api/v1/agent-profiles", list)
+        .post("/api/v1/agent-profiles", create)
+        .patch("/api/v1/agent-profiles/{id}", update)
+        .delete("/api/v1/agent-profiles/{id}", delete)
+        .get("/api/v1/tasks/{id}/sessions", sessions)
+        .get("/api/v1/sessions/{id}/messages", messages)
+        .post("/api/v1/sessions/{id}/prompt", reply)
 }
 
-#[utoipa::path(get, path = "/api/v1/agent-profiles", responses((status = 200, body = [AgentProfile])))]
-pub async fn list(State(s): State<AppState>) -> HttpResult<Json<Vec<AgentProfile>>> {
-    Ok(Json(profiles::list(&s.store).await?))
+/// Profiles with their environment's keys; the values (often secrets) never leave the server.
+#[utoipa::path(get, path = "/api/v1/agent-profiles", responses((status = 200, body = [AgentProfileInfo])))]
+pub async fn list(State(s): State<AppState>) -> HttpResult<Json<Vec<AgentProfileInfo>>> {
+    let all = profiles::list(&s.store).await?;
+    Ok(Json(all.iter().map(AgentProfileInfo::from).collect()))
 }
 
 #[utoipa::path(post, path = "/api/v1/agent-profiles", request_body = CreateAgentProfile,
-    responses((status = 201, body = AgentProfile), (status = 422, body = kandev_core::api::ApiError)))]
+    responses((status = 201, body = AgentProfileInfo)))]
 pub async fn create(
     State(s): State<AppState>,
     ApiJson(req): ApiJson<CreateAgentProfile>,
-) -> HttpResult<(StatusCode, Json<AgentProfile>)> {
-    Ok((
-        StatusCode::CREATED,
-        Json(profiles::create(&s.store, req, s.clock.now()).await?),
-    ))
+) -> HttpResult<(StatusCode, Json<AgentProfileInfo>)> {
+    let p = profiles::create(&s.store, req, s.clock.now()).await?;
+    Ok((StatusCode::CREATED, Json(AgentProfileInfo::from(&p))))
+}
+
+#[utoipa::path(patch, path = "/api/v1/agent-profiles/{id}", params(("id" = String, Path)), request_body = PatchAgentProfile,
+    responses((status = 200, body = AgentProfileInfo)))]
+pub async fn update(
+    State(s): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(req): ApiJson<PatchAgentProfile>,
+) -> HttpResult<Json<AgentProfileInfo>> {
+    let p = profiles::update(&s.store, &id, req).await?;
+    Ok(Json(AgentProfileInfo::from(&p)))
+}
+
+#[utoipa::path(delete, path = "/api/v1/agent-profiles/{id}", params(("id" = String, Path)), responses((status = 204)))]
+pub async fn delete(State(s): State<AppState>, ApiPath(id): ApiPath<String>) -> HttpResult<StatusCode> {
+    profiles::delete(&s.store, &id).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 #[utoipa::path(get, path = "/api/v1/tasks/{id}/sessions", params(("id" = String, Path)), responses((status = 200, body = [Session])))]
-pub async fn sessions(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<Vec<Session>>> {
-    s.board.get(&id).await?;
+pub async fn sessions(State(s): State<AppState>, ApiPath(id): ApiPath<String>) -> HttpResult<Json<Vec<Session>>> {
     Ok(Json(s.store.list_sessions(&id).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/sessions/{id}/messages", params(("id" = String, Path)), responses((status = 200, body = [TranscriptMessage])))]
-pub async fn messages(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<Vec<TranscriptMessage>>> {
-    s.store
-        .get_session(&id)
-        .await
-        .map_err(ServiceError::not_found("session"))?;
+pub async fn messages(
+    State(s): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> HttpResult<Json<Vec<TranscriptMessage>>> {
     Ok(Json(s.store.list_messages(&id).await?))
 }
 
 #[derive(serde::Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ReplyRequest {
     /// The follow-up prompt.
     pub text: String,
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions/{id}/prompt", params(("id" = String, Path)), request_body = ReplyRequest,
-    responses((status = 202), (status = 409, body = kandev_core::api::ApiError)))]
+    responses((status = 202)))]
 pub async fn reply(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(req): ApiJson<ReplyRequest>,
 ) -> HttpResult<StatusCode> {
     if req.text.trim().is_empty() {
         return Err(ServiceError::Invalid("text is required".into()).into());
     }
+    kandev_core::bounds::text("text", &req.text).map_err(|e| ServiceError::Invalid(e.0))?;
     s.runtime.reply(&id, &req.text).await?;
     Ok(StatusCode::ACCEPTED)
 }

@@ -1,11 +1,11 @@
 //! Automations, their triggers, runs, evaluations, the registry and the
 //! inbound webhook.
 
+use axum::Json;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::routing::{delete as delete_route, get, patch as patch_route, post};
-use axum::{Json, Router};
+use axum::routing::post;
 use kandev_core::api::{
     Automation, CreateAutomation, CreatedAutomation, Evaluation, ManualRunResult, NewTrigger, PatchAutomation,
     PatchTrigger, Run, Trigger, TriggerTypeInfo, WebhookResult, WebhookSecret,
@@ -14,29 +14,34 @@ use kandev_core::registry::registry;
 use kandev_core::webhook::MAX_BODY_BYTES;
 use serde::Deserialize;
 
-use super::AppState;
 use super::error::HttpResult;
-use super::extract::{ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::{ApiRoutes, AppState};
 use crate::automation::WebhookAuth;
+use crate::error::ServiceError;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/automation-trigger-types", get(trigger_types))
-        .route("/api/v1/workspaces/{ws}/automations", get(list).post(create))
-        .route("/api/v1/workspaces/{ws}/automation-runs", get(workspace_runs))
-        .route("/api/v1/automations/{id}", get(show).patch(patch).delete(delete))
-        .route("/api/v1/automations/{id}/triggers", post(add_trigger))
-        .route(
-            "/api/v1/automation-triggers/{id}",
-            patch_route(patch_trigger).delete(delete_trigger),
-        )
-        .route("/api/v1/automations/{id}/run", post(run_now))
-        .route("/api/v1/automations/{id}/runs", get(runs).delete(delete_runs))
-        .route("/api/v1/automation-runs/{id}", delete_route(delete_run))
-        .route("/api/v1/automations/{id}/evaluations", get(evaluations))
-        .route("/api/v1/automations/{id}/webhook-secret", get(webhook_secret))
-        .route(
+pub fn routes() -> ApiRoutes {
+    ApiRoutes::new()
+        .get("/api/v1/automation-trigger-types", trigger_types)
+        .get("/api/v1/workspaces/{ws}/automations", list)
+        .post("/api/v1/workspaces/{ws}/automations", create)
+        .get("/api/v1/workspaces/{ws}/automation-runs", workspace_runs)
+        .get("/api/v1/automations/{id}", show)
+        .patch("/api/v1/automations/{id}", patch)
+        .delete("/api/v1/automations/{id}", delete)
+        .post("/api/v1/automations/{id}/triggers", add_trigger)
+        .patch("/api/v1/automation-triggers/{id}", patch_trigger)
+        .delete("/api/v1/automation-triggers/{id}", delete_trigger)
+        .post("/api/v1/automations/{id}/run", run_now)
+        .get("/api/v1/automations/{id}/runs", runs)
+        .delete("/api/v1/automations/{id}/runs", delete_runs)
+        .delete("/api/v1/automation-runs/{id}", delete_run)
+        .get("/api/v1/automations/{id}/evaluations", evaluations)
+        .get("/api/v1/automations/{id}/webhook-secret", webhook_secret)
+        .post("/api/v1/automations/{id}/webhook-secret/rotate", rotate_webhook_secret)
+        .with(
             "/api/v1/automations/webhook/{id}",
+            &["POST"],
             // Read one byte past the limit so an oversized body is refused, never cut.
             post(webhook).layer(DefaultBodyLimit::max(MAX_BODY_BYTES + 1)),
         )
@@ -44,7 +49,15 @@ pub fn router() -> Router<AppState> {
 
 #[derive(Deserialize, utoipa::IntoParams)]
 pub struct LimitParams {
+    /// How many, newest first (1–500; default 50).
+    #[param(minimum = 1, maximum = 500)]
     limit: Option<i64>,
+}
+
+impl LimitParams {
+    fn limit(&self) -> Result<i64, ServiceError> {
+        kandev_core::bounds::limit(self.limit, 50).map_err(|e| ServiceError::Invalid(e.0))
+    }
 }
 
 #[utoipa::path(get, path = "/api/v1/automation-trigger-types", responses((status = 200, body = [TriggerTypeInfo])))]
@@ -53,7 +66,7 @@ pub async fn trigger_types() -> Json<Vec<TriggerTypeInfo>> {
 }
 
 #[utoipa::path(get, path = "/api/v1/workspaces/{ws}/automations", params(("ws" = String, Path)), responses((status = 200, body = [Automation])))]
-pub async fn list(State(s): State<AppState>, Path(ws): Path<String>) -> HttpResult<Json<Vec<Automation>>> {
+pub async fn list(State(s): State<AppState>, ApiPath(ws): ApiPath<String>) -> HttpResult<Json<Vec<Automation>>> {
     Ok(Json(s.automation.list(&ws).await?))
 }
 
@@ -61,14 +74,14 @@ pub async fn list(State(s): State<AppState>, Path(ws): Path<String>) -> HttpResu
     responses((status = 201, body = CreatedAutomation), (status = 422, body = kandev_core::api::ApiError)))]
 pub async fn create(
     State(s): State<AppState>,
-    Path(ws): Path<String>,
+    ApiPath(ws): ApiPath<String>,
     ApiJson(req): ApiJson<CreateAutomation>,
 ) -> HttpResult<(StatusCode, Json<CreatedAutomation>)> {
     Ok((StatusCode::CREATED, Json(s.automation.create(&ws, req).await?)))
 }
 
 #[utoipa::path(get, path = "/api/v1/automations/{id}", params(("id" = String, Path)), responses((status = 200, body = Automation)))]
-pub async fn show(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<Automation>> {
+pub async fn show(State(s): State<AppState>, ApiPath(id): ApiPath<String>) -> HttpResult<Json<Automation>> {
     Ok(Json(s.automation.get(&id).await?))
 }
 
@@ -76,14 +89,14 @@ pub async fn show(State(s): State<AppState>, Path(id): Path<String>) -> HttpResu
     responses((status = 200, body = Automation), (status = 422, body = kandev_core::api::ApiError)))]
 pub async fn patch(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(req): ApiJson<PatchAutomation>,
 ) -> HttpResult<Json<Automation>> {
     Ok(Json(s.automation.patch(&id, req).await?))
 }
 
 #[utoipa::path(delete, path = "/api/v1/automations/{id}", params(("id" = String, Path)), responses((status = 204)))]
-pub async fn delete(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<StatusCode> {
+pub async fn delete(State(s): State<AppState>, ApiPath(id): ApiPath<String>) -> HttpResult<StatusCode> {
     s.automation.delete(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -92,7 +105,7 @@ pub async fn delete(State(s): State<AppState>, Path(id): Path<String>) -> HttpRe
     responses((status = 201, body = Trigger), (status = 422, body = kandev_core::api::ApiError)))]
 pub async fn add_trigger(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(req): ApiJson<NewTrigger>,
 ) -> HttpResult<(StatusCode, Json<Trigger>)> {
     Ok((StatusCode::CREATED, Json(s.automation.add_trigger(&id, req).await?)))
@@ -102,34 +115,34 @@ pub async fn add_trigger(
     responses((status = 200, body = Trigger)))]
 pub async fn patch_trigger(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(req): ApiJson<PatchTrigger>,
 ) -> HttpResult<Json<Trigger>> {
     Ok(Json(s.automation.patch_trigger(&id, req).await?))
 }
 
 #[utoipa::path(delete, path = "/api/v1/automation-triggers/{id}", params(("id" = String, Path)), responses((status = 204)))]
-pub async fn delete_trigger(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<StatusCode> {
+pub async fn delete_trigger(State(s): State<AppState>, ApiPath(id): ApiPath<String>) -> HttpResult<StatusCode> {
     s.automation.delete_trigger(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 #[utoipa::path(post, path = "/api/v1/automations/{id}/run", params(("id" = String, Path)), responses((status = 200, body = ManualRunResult)))]
-pub async fn run_now(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<ManualRunResult>> {
+pub async fn run_now(State(s): State<AppState>, ApiPath(id): ApiPath<String>) -> HttpResult<Json<ManualRunResult>> {
     Ok(Json(s.automation.run_manually(&id).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/automations/{id}/runs", params(("id" = String, Path), LimitParams), responses((status = 200, body = [Run])))]
 pub async fn runs(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiQuery(p): ApiQuery<LimitParams>,
 ) -> HttpResult<Json<Vec<Run>>> {
-    Ok(Json(s.automation.runs(&id, p.limit.unwrap_or(50)).await?))
+    Ok(Json(s.automation.runs(&id, p.limit()?).await?))
 }
 
 #[utoipa::path(delete, path = "/api/v1/automations/{id}/runs", params(("id" = String, Path)), responses((status = 204)))]
-pub async fn delete_runs(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<StatusCode> {
+pub async fn delete_runs(State(s): State<AppState>, ApiPath(id): ApiPath<String>) -> HttpResult<StatusCode> {
     s.automation.delete_runs(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -137,14 +150,14 @@ pub async fn delete_runs(State(s): State<AppState>, Path(id): Path<String>) -> H
 #[utoipa::path(get, path = "/api/v1/workspaces/{ws}/automation-runs", params(("ws" = String, Path), LimitParams), responses((status = 200, body = [Run])))]
 pub async fn workspace_runs(
     State(s): State<AppState>,
-    Path(ws): Path<String>,
+    ApiPath(ws): ApiPath<String>,
     ApiQuery(p): ApiQuery<LimitParams>,
 ) -> HttpResult<Json<Vec<Run>>> {
-    Ok(Json(s.automation.workspace_runs(&ws, p.limit.unwrap_or(50)).await?))
+    Ok(Json(s.automation.workspace_runs(&ws, p.limit()?).await?))
 }
 
 #[utoipa::path(delete, path = "/api/v1/automation-runs/{id}", params(("id" = String, Path)), responses((status = 204)))]
-pub async fn delete_run(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<StatusCode> {
+pub async fn delete_run(State(s): State<AppState>, ApiPath(id): ApiPath<String>) -> HttpResult<StatusCode> {
     s.automation.delete_run(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -153,16 +166,29 @@ pub async fn delete_run(State(s): State<AppState>, Path(id): Path<String>) -> Ht
     responses((status = 200, body = [Evaluation])))]
 pub async fn evaluations(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiQuery(p): ApiQuery<LimitParams>,
 ) -> HttpResult<Json<Vec<Evaluation>>> {
-    Ok(Json(s.automation.evaluations(&id, p.limit.unwrap_or(50)).await?))
+    Ok(Json(s.automation.evaluations(&id, p.limit()?).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/automations/{id}/webhook-secret", params(("id" = String, Path)), responses((status = 200, body = WebhookSecret)))]
-pub async fn webhook_secret(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<WebhookSecret>> {
+pub async fn webhook_secret(
+    State(s): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> HttpResult<Json<WebhookSecret>> {
     Ok(Json(WebhookSecret {
         webhook_secret: s.automation.webhook_secret(&id).await?,
+    }))
+}
+
+#[utoipa::path(post, path = "/api/v1/automations/{id}/webhook-secret/rotate", params(("id" = String, Path)), responses((status = 200, body = WebhookSecret)))]
+pub async fn rotate_webhook_secret(
+    State(s): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> HttpResult<Json<WebhookSecret>> {
+    Ok(Json(WebhookSecret {
+        webhook_secret: s.automation.rotate_webhook_secret(&id).await?,
     }))
 }
 
@@ -171,7 +197,7 @@ pub async fn webhook_secret(State(s): State<AppState>, Path(id): Path<String>) -
         (status = 413, body = kandev_core::api::ApiError)))]
 pub async fn webhook(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> HttpResult<(StatusCode, Json<WebhookResult>)> {

@@ -25,12 +25,16 @@ impl From<crate::store::StoreError> for HttpError {
 pub fn status_and_code(e: &ServiceError) -> (StatusCode, &'static str) {
     match e {
         ServiceError::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
-        ServiceError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
+        ServiceError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthenticated"),
         ServiceError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
+        ServiceError::Csrf(_) => (StatusCode::FORBIDDEN, "csrf"),
+        ServiceError::Misdirected(_) => (StatusCode::MISDIRECTED_REQUEST, "misdirected_request"),
+        ServiceError::Throttled(_) => (StatusCode::TOO_MANY_REQUESTS, "too_many_attempts"),
         ServiceError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+        ServiceError::MethodNotAllowed(_) => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
         ServiceError::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
         ServiceError::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
-        ServiceError::Invalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, "unprocessable"),
+        ServiceError::Invalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
         ServiceError::Upstream(_) => (StatusCode::BAD_GATEWAY, "upstream_error"),
         ServiceError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
         ServiceError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
@@ -48,7 +52,20 @@ impl IntoResponse for HttpError {
             }
             other => other.to_string(),
         };
-        (status, Json(ApiError::new(code, message))).into_response()
+        let mut response = (status, Json(ApiError::new(code, message))).into_response();
+        if let ServiceError::Throttled(secs) = &self.0
+            && let Ok(v) = axum::http::HeaderValue::from_str(&secs.to_string())
+        {
+            response.headers_mut().insert(axum::http::header::RETRY_AFTER, v);
+        }
+        if matches!(self.0, ServiceError::Unauthorized(_)) {
+            // RFC 9110: a 401 names the scheme it wants.
+            response.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static("Bearer realm=\"kandev\""),
+            );
+        }
+        response
     }
 }
 

@@ -1,6 +1,6 @@
 //! Extractors whose rejections use the API's error shape.
 
-use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
@@ -53,4 +53,23 @@ pub fn optional_json<T: DeserializeOwned + Default>(body: &[u8]) -> Result<T, Ht
         return Ok(T::default());
     }
     serde_json::from_slice(body).map_err(|e| HttpError(ServiceError::BadRequest(format!("invalid JSON body: {e}"))))
+}
+
+/// Path parameters; one that does not parse (a PR number that is no number)
+/// is a 400 with the contract's body.
+pub struct ApiPath<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for ApiPath<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = HttpError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|p| ApiPath(p.0))
+            .map_err(|e: PathRejection| HttpError(ServiceError::BadRequest(e.body_text())))
+    }
 }

@@ -1,11 +1,10 @@
 //! Linked pull requests, the repository-selector helpers, workspace GitHub
 //! settings and GitHub webhook deliveries.
 
+use axum::Json;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use axum::routing::{delete as delete_route, get, post};
-use axum::{Json, Router};
 use kandev_core::api::{
     GithubWorkspaceSettings, LinkPrRequest, MERGE_METHODS, Org, Orgs, RepoHit, RepoSearch, TaskPr, TaskPrPreview,
 };
@@ -13,29 +12,26 @@ use kandev_core::board::PrRef;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::AppState;
 use super::error::HttpResult;
-use super::extract::{ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::guard::InWorkspace;
+use super::{ApiRoutes, AppState};
 use crate::error::ServiceError;
 use crate::github::{Delivery, DeliveryAck, GithubError};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/tasks/{id}/prs", get(list_prs).post(link_pr))
-        .route("/api/v1/tasks/{id}/prs/refresh", post(refresh_prs))
-        .route(
-            "/api/v1/tasks/{id}/prs/{owner}/{repo}/{number}",
-            delete_route(detach_pr),
-        )
-        .route(
-            "/api/v1/tasks/{id}/prs/{owner}/{repo}/{number}/restore",
-            post(restore_pr),
-        )
-        .route("/api/v1/workspaces/{ws}/task-prs", get(workspace_task_prs))
-        .route("/api/v1/github/orgs", get(orgs))
-        .route("/api/v1/github/repos/search", get(search_repos))
-        .route("/api/v1/github/workspace-settings", get(get_settings).put(put_settings))
-        .route("/api/v1/github/webhook", post(webhook))
+pub fn routes() -> ApiRoutes {
+    ApiRoutes::new()
+        .get("/api/v1/tasks/{id}/prs", list_prs)
+        .post("/api/v1/tasks/{id}/prs", link_pr)
+        .post("/api/v1/tasks/{id}/prs/refresh", refresh_prs)
+        .delete("/api/v1/tasks/{id}/prs/{owner}/{repo}/{number}", detach_pr)
+        .post("/api/v1/tasks/{id}/prs/{owner}/{repo}/{number}/restore", restore_pr)
+        .get("/api/v1/workspaces/{ws}/task-prs", workspace_task_prs)
+        .get("/api/v1/github/orgs", orgs)
+        .get("/api/v1/github/repos/search", search_repos)
+        .get("/api/v1/github/workspace-settings", get_settings)
+        .put("/api/v1/github/workspace-settings", put_settings)
+        .post("/api/v1/github/webhook", webhook)
 }
 
 fn upstream(e: GithubError) -> ServiceError {
@@ -49,7 +45,7 @@ fn upstream(e: GithubError) -> ServiceError {
     responses((status = 201, body = TaskPr), (status = 422, body = kandev_core::api::ApiError), (status = 503, body = kandev_core::api::ApiError)))]
 pub async fn link_pr(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(req): ApiJson<LinkPrRequest>,
 ) -> HttpResult<(StatusCode, Json<TaskPr>)> {
     let task = s.board.get(&id).await?;
@@ -58,12 +54,12 @@ pub async fn link_pr(
 }
 
 #[utoipa::path(get, path = "/api/v1/tasks/{id}/prs", params(("id" = String, Path)), responses((status = 200, body = [TaskPr])))]
-pub async fn list_prs(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<Vec<TaskPr>>> {
+pub async fn list_prs(State(s): State<AppState>, ApiPath(id): ApiPath<String>) -> HttpResult<Json<Vec<TaskPr>>> {
     Ok(Json(s.github.list(&id).await?))
 }
 
 #[utoipa::path(post, path = "/api/v1/tasks/{id}/prs/refresh", params(("id" = String, Path)), responses((status = 200, body = [TaskPr])))]
-pub async fn refresh_prs(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<Vec<TaskPr>>> {
+pub async fn refresh_prs(State(s): State<AppState>, ApiPath(id): ApiPath<String>) -> HttpResult<Json<Vec<TaskPr>>> {
     Ok(Json(s.github.refresh(&id).await?))
 }
 
@@ -71,7 +67,7 @@ pub async fn refresh_prs(State(s): State<AppState>, Path(id): Path<String>) -> H
     params(("id" = String, Path), ("owner" = String, Path), ("repo" = String, Path), ("number" = i64, Path)), responses((status = 204)))]
 pub async fn detach_pr(
     State(s): State<AppState>,
-    Path((id, owner, repo, number)): Path<(String, String, String, i64)>,
+    ApiPath((id, owner, repo, number)): ApiPath<(String, String, String, i64)>,
 ) -> HttpResult<StatusCode> {
     s.github.detach(&id, &PrRef::new(&owner, &repo, number)).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -81,14 +77,17 @@ pub async fn detach_pr(
     params(("id" = String, Path), ("owner" = String, Path), ("repo" = String, Path), ("number" = i64, Path)), responses((status = 200, body = TaskPr)))]
 pub async fn restore_pr(
     State(s): State<AppState>,
-    Path((id, owner, repo, number)): Path<(String, String, String, i64)>,
+    ApiPath((id, owner, repo, number)): ApiPath<(String, String, String, i64)>,
 ) -> HttpResult<Json<TaskPr>> {
     Ok(Json(s.github.restore(&id, &PrRef::new(&owner, &repo, number)).await?))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
 pub struct TaskPrParams {
+    /// `open`, `closed` or `merged`; all when absent.
     state: Option<String>,
+    /// How many, newest first (1–500; default 20).
+    #[param(minimum = 1, maximum = 500)]
     limit: Option<i64>,
 }
 
@@ -96,14 +95,10 @@ pub struct TaskPrParams {
     responses((status = 200, body = [TaskPrPreview])))]
 pub async fn workspace_task_prs(
     State(s): State<AppState>,
-    Path(ws): Path<String>,
+    ApiPath(ws): ApiPath<String>,
     ApiQuery(p): ApiQuery<TaskPrParams>,
 ) -> HttpResult<Json<Vec<TaskPrPreview>>> {
-    s.store
-        .get_workspace(&ws)
-        .await
-        .map_err(ServiceError::not_found("workspace"))?;
-    let limit = p.limit.unwrap_or(20).clamp(1, 100);
+    let limit = kandev_core::bounds::limit(p.limit, 20).map_err(|e| ServiceError::Invalid(e.0))?;
     Ok(Json(
         s.store
             .list_workspace_task_prs(&ws, p.state.as_deref().filter(|x| !x.is_empty()), limit)
@@ -111,25 +106,25 @@ pub async fn workspace_task_prs(
     ))
 }
 
+/// The workspace the helper acts for (the guard has checked the caller may).
 #[derive(Deserialize, utoipa::IntoParams)]
 pub struct WorkspaceParam {
-    workspace_id: Option<String>,
+    #[allow(dead_code)]
+    workspace_id: String,
 }
 
-async fn workspace_settings(s: &AppState, ws: Option<&str>) -> Result<(String, GithubWorkspaceSettings), ServiceError> {
-    let ws = ws
-        .filter(|w| !w.is_empty())
-        .ok_or_else(|| ServiceError::BadRequest("workspace_id is required".into()))?;
-    s.store
-        .get_workspace(ws)
-        .await
-        .map_err(ServiceError::not_found("workspace"))?;
-    Ok((ws.to_string(), s.store.github_settings(ws).await?))
+async fn workspace_settings(
+    s: &AppState,
+    place: &InWorkspace,
+) -> Result<(String, GithubWorkspaceSettings), ServiceError> {
+    let ws = place.workspace_id.clone();
+    let settings = s.store.github_settings(&ws).await?;
+    Ok((ws, settings))
 }
 
 #[utoipa::path(get, path = "/api/v1/github/orgs", params(WorkspaceParam), responses((status = 200, body = Orgs)))]
-pub async fn orgs(State(s): State<AppState>, ApiQuery(p): ApiQuery<WorkspaceParam>) -> HttpResult<Json<Orgs>> {
-    let (_, settings) = workspace_settings(&s, p.workspace_id.as_deref()).await?;
+pub async fn orgs(State(s): State<AppState>, place: InWorkspace) -> HttpResult<Json<Orgs>> {
+    let (_, settings) = workspace_settings(&s, &place).await?;
     let orgs = s.github.client().user_orgs().await.map_err(upstream)?;
     let orgs = orgs
         .into_iter()
@@ -141,8 +136,11 @@ pub async fn orgs(State(s): State<AppState>, ApiQuery(p): ApiQuery<WorkspacePara
 
 #[derive(Deserialize, utoipa::IntoParams)]
 pub struct SearchParams {
-    workspace_id: Option<String>,
-    org: Option<String>,
+    #[allow(dead_code)]
+    workspace_id: String,
+    /// The organisation (or user) whose repositories to search.
+    org: String,
+    /// Part of the repository name.
     #[serde(default)]
     q: String,
 }
@@ -150,13 +148,17 @@ pub struct SearchParams {
 #[utoipa::path(get, path = "/api/v1/github/repos/search", params(SearchParams), responses((status = 200, body = RepoSearch)))]
 pub async fn search_repos(
     State(s): State<AppState>,
+    place: InWorkspace,
     ApiQuery(p): ApiQuery<SearchParams>,
 ) -> HttpResult<Json<RepoSearch>> {
-    let (ws, settings) = workspace_settings(&s, p.workspace_id.as_deref()).await?;
-    let org = p
-        .org
-        .filter(|o| !o.trim().is_empty())
-        .ok_or_else(|| ServiceError::BadRequest("org is required".into()))?;
+    let (ws, settings) = workspace_settings(&s, &place).await?;
+    let org = p.org.trim().to_string();
+    if org.is_empty() {
+        return Err(ServiceError::BadRequest("org is required".into()).into());
+    }
+    if org.len() > 100 || p.q.len() > 256 {
+        return Err(ServiceError::Invalid("org or q is too long".into()).into());
+    }
     tracing::info!(workspace_id = %ws, org = %org, q = %p.q, "repository search");
     let query = format!("user:{} {} in:name", org.trim(), p.q.trim());
     let found = s.github.client().search_repositories(&query).await.map_err(upstream)?;
@@ -175,21 +177,18 @@ pub async fn search_repos(
 }
 
 #[utoipa::path(get, path = "/api/v1/github/workspace-settings", params(WorkspaceParam), responses((status = 200, body = GithubWorkspaceSettings)))]
-pub async fn get_settings(
-    State(s): State<AppState>,
-    ApiQuery(p): ApiQuery<WorkspaceParam>,
-) -> HttpResult<Json<GithubWorkspaceSettings>> {
-    Ok(Json(workspace_settings(&s, p.workspace_id.as_deref()).await?.1))
+pub async fn get_settings(State(s): State<AppState>, place: InWorkspace) -> HttpResult<Json<GithubWorkspaceSettings>> {
+    Ok(Json(workspace_settings(&s, &place).await?.1))
 }
 
 #[utoipa::path(put, path = "/api/v1/github/workspace-settings", params(WorkspaceParam), request_body = GithubWorkspaceSettings,
     responses((status = 200, body = GithubWorkspaceSettings), (status = 422, body = kandev_core::api::ApiError)))]
 pub async fn put_settings(
     State(s): State<AppState>,
-    ApiQuery(p): ApiQuery<WorkspaceParam>,
+    place: InWorkspace,
     ApiJson(body): ApiJson<GithubWorkspaceSettings>,
 ) -> HttpResult<Json<GithubWorkspaceSettings>> {
-    let (ws, _) = workspace_settings(&s, p.workspace_id.as_deref()).await?;
+    let ws = place.workspace_id.clone();
     if !MERGE_METHODS.contains(&body.merge_method.as_str()) {
         return Err(ServiceError::Invalid(format!("merge_method must be one of {}", MERGE_METHODS.join(", "))).into());
     }

@@ -2,18 +2,22 @@
 //! app as a fallback for every other path.
 
 mod agents;
+mod auth;
 mod automations;
 pub mod error;
 mod extract;
 mod github;
+pub mod guard;
+mod members;
 mod openapi;
+pub mod routes;
 mod stream;
 mod system;
 mod tasks;
+mod users;
 mod workspaces;
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
@@ -24,10 +28,9 @@ use tower_http::compression::CompressionLayer;
 use tower_http::services::{ServeDir, ServeFile};
 
 pub use openapi::ApiDoc;
+pub use routes::ApiRoutes;
 
-use crate::app::Services;
-
-pub type AppState = Arc<Services>;
+pub use crate::state::AppState;
 
 async fn record_metrics(State(s): State<AppState>, req: Request, next: Next) -> Response {
     let started = Instant::now();
@@ -51,19 +54,29 @@ async fn unknown_api() -> error::HttpError {
     error::HttpError(crate::error::ServiceError::NotFound("no such API route".into()))
 }
 
-/// The full application router. `extra` carries routes owned by other
-/// components (MCP, GitHub) that the composition root mounts.
-pub fn router(state: AppState, extra: Router<AppState>, web_dir: &Path) -> Router {
-    let api = Router::new()
-        .merge(workspaces::router())
-        .merge(tasks::router())
-        .merge(automations::router())
-        .merge(agents::router())
-        .merge(github::router())
-        .merge(stream::router())
-        .merge(system::router())
+/// Every API route, with `extra` (routes other components own: MCP).
+pub fn api_routes(extra: ApiRoutes) -> ApiRoutes {
+    ApiRoutes::new()
+        .merge(auth::routes())
+        .merge(users::routes())
+        .merge(workspaces::routes())
+        .merge(members::routes())
+        .merge(tasks::routes())
+        .merge(automations::routes())
+        .merge(agents::routes())
+        .merge(github::routes())
+        .merge(stream::routes())
+        .merge(system::routes())
         .merge(extra)
-        .route("/api/{*rest}", axum::routing::any(unknown_api));
+        .with("/api/{*rest}", &["*"], axum::routing::any(unknown_api))
+}
+
+/// The full application router over `routes` (from [`api_routes`]).
+pub fn router(state: AppState, routes: ApiRoutes, web_dir: &Path) -> Router {
+    let api = routes
+        .into_router()
+        // Only routed requests pass the guard; the web app's files are open.
+        .route_layer(middleware::from_fn_with_state(state.clone(), guard::guard));
     // The single-page app: real files first, index.html for client routes.
     let index = web_dir.join("index.html");
     let spa = ServeDir::new(web_dir)
@@ -71,6 +84,7 @@ pub fn router(state: AppState, extra: Router<AppState>, web_dir: &Path) -> Route
         .fallback(ServeFile::new(index));
     api.fallback_service(spa)
         .layer(middleware::from_fn_with_state(state.clone(), record_metrics))
+        .layer(middleware::from_fn_with_state(state.clone(), guard::host_check))
         .layer(CompressionLayer::new())
         .with_state(state)
 }

@@ -3,29 +3,26 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
-use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::routing::get;
 use futures::Stream;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::AppState;
 use super::error::HttpResult;
-use crate::error::ServiceError;
+use super::extract::ApiPath;
+use super::{ApiRoutes, AppState};
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/v1/workspaces/{ws}/stream", get(stream))
+pub fn routes() -> ApiRoutes {
+    ApiRoutes::new().get("/api/v1/workspaces/{ws}/stream", stream)
 }
 
+/// Live notices of one workspace, as server-sent events.
+#[utoipa::path(get, path = "/api/v1/workspaces/{ws}/stream", params(("ws" = String, Path)),
+    responses((status = 200, description = "text/event-stream of `task.updated`, `task_pr.updated`, `automation_run.updated`, `session.updated` and `resync`", content_type = "text/event-stream", body = String)))]
 pub async fn stream(
     State(s): State<AppState>,
-    Path(ws): Path<String>,
+    ApiPath(ws): ApiPath<String>,
 ) -> HttpResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
-    s.store
-        .get_workspace(&ws)
-        .await
-        .map_err(ServiceError::not_found("workspace"))?;
     let mut rx = s.live.subscribe();
     let events = async_stream(move |tx| async move {
         loop {

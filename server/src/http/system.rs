@@ -2,24 +2,23 @@
 
 use std::sync::atomic::Ordering;
 
+use super::{ApiRoutes, AppState};
+use axum::Json;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use axum::routing::get;
-use axum::{Json, Router};
-use utoipa::OpenApi;
 
-use super::AppState;
-use super::openapi::ApiDoc;
-
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/healthz", get(healthz))
-        .route("/metrics", get(metrics))
-        .route("/api/v1/openapi.json", get(openapi))
+pub fn routes() -> ApiRoutes {
+    ApiRoutes::new()
+        .get("/healthz", healthz)
+        .get("/metrics", metrics)
+        .get("/api/v1/openapi.json", openapi)
 }
 
 /// 200 once every component has started; 503 before that and while stopping.
+#[utoipa::path(get, path = "/healthz", responses(
+    (status = 200, description = "every component has started", body = Object),
+    (status = 503, description = "starting or stopping", body = Object)))]
 pub async fn healthz(State(s): State<AppState>) -> impl IntoResponse {
     if s.ready.load(Ordering::SeqCst) {
         (StatusCode::OK, Json(serde_json::json!({"status": "ok"})))
@@ -31,6 +30,8 @@ pub async fn healthz(State(s): State<AppState>) -> impl IntoResponse {
     }
 }
 
+/// Prometheus metrics.
+#[utoipa::path(get, path = "/metrics", responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String)))]
 pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
@@ -38,6 +39,8 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
     )
 }
 
+/// This document.
+#[utoipa::path(get, path = "/api/v1/openapi.json", responses((status = 200, description = "the OpenAPI document", body = Object)))]
 pub async fn openapi() -> impl IntoResponse {
-    Json(ApiDoc::openapi())
+    Json(super::openapi::document().clone())
 }

@@ -1,31 +1,35 @@
 //! Tasks on the board: CRUD, moves, archive, comments, events, review,
 //! approve and reject.
 
-use axum::extract::{Path, State};
+use axum::Json;
+use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::{Json, Router};
 use kandev_core::api::{
     ApproveRequest, ApproveResponse, ArchiveResult, Comment, CreateComment, CreateTask, PatchTask, RejectRequest,
     ReviewRequest, Task, TaskEvent,
 };
 use serde::Deserialize;
 
-use super::AppState;
 use super::error::HttpResult;
-use super::extract::{ApiJson, ApiQuery, optional_json};
+use super::extract::{ApiJson, ApiPath, ApiQuery, optional_json};
+use super::{ApiRoutes, AppState};
+use crate::access::Caller;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/workspaces/{ws}/tasks", get(list).post(create))
-        .route("/api/v1/tasks/{id}", get(show).patch(patch).delete(delete))
-        .route("/api/v1/tasks/{id}/archive", post(archive))
-        .route("/api/v1/tasks/{id}/unarchive", post(unarchive))
-        .route("/api/v1/tasks/{id}/comments", get(comments).post(add_comment))
-        .route("/api/v1/tasks/{id}/events", get(events))
-        .route("/api/v1/tasks/{id}/review", post(review))
-        .route("/api/v1/tasks/{id}/approve", post(approve))
-        .route("/api/v1/tasks/{id}/reject", post(reject))
+pub fn routes() -> ApiRoutes {
+    ApiRoutes::new()
+        .get("/api/v1/workspaces/{ws}/tasks", list)
+        .post("/api/v1/workspaces/{ws}/tasks", create)
+        .get("/api/v1/tasks/{id}", show)
+        .patch("/api/v1/tasks/{id}", patch)
+        .delete("/api/v1/tasks/{id}", delete)
+        .post("/api/v1/tasks/{id}/archive", archive)
+        .post("/api/v1/tasks/{id}/unarchive", unarchive)
+        .get("/api/v1/tasks/{id}/comments", comments)
+        .post("/api/v1/tasks/{id}/comments", add_comment)
+        .get("/api/v1/tasks/{id}/events", events)
+        .post("/api/v1/tasks/{id}/review", review)
+        .post("/api/v1/tasks/{id}/approve", approve)
+        .post("/api/v1/tasks/{id}/reject", reject)
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -40,24 +44,28 @@ pub struct ListParams {
     responses((status = 201, body = Task), (status = 422, body = kandev_core::api::ApiError)))]
 pub async fn create(
     State(s): State<AppState>,
-    Path(ws): Path<String>,
+    caller: Caller,
+    ApiPath(ws): ApiPath<String>,
     ApiJson(req): ApiJson<CreateTask>,
 ) -> HttpResult<(StatusCode, Json<Task>)> {
-    Ok((StatusCode::CREATED, Json(s.board.create(&ws, req).await?)))
+    Ok((
+        StatusCode::CREATED,
+        Json(s.board.create(&ws, req, &caller.actor()).await?),
+    ))
 }
 
 #[utoipa::path(get, path = "/api/v1/workspaces/{ws}/tasks", params(("ws" = String, Path), ListParams),
     responses((status = 200, body = [Task])))]
 pub async fn list(
     State(s): State<AppState>,
-    Path(ws): Path<String>,
+    ApiPath(ws): ApiPath<String>,
     ApiQuery(p): ApiQuery<ListParams>,
 ) -> HttpResult<Json<Vec<Task>>> {
     Ok(Json(s.board.list(&ws, p.include_archived, p.include_runs).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/tasks/{id}", params(("id" = String, Path)), responses((status = 200, body = Task)))]
-pub async fn show(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<Task>> {
+pub async fn show(State(s): State<AppState>, ApiPath(id): ApiPath<String>) -> HttpResult<Json<Task>> {
     Ok(Json(s.board.get(&id).await?))
 }
 
@@ -65,48 +73,58 @@ pub async fn show(State(s): State<AppState>, Path(id): Path<String>) -> HttpResu
     responses((status = 200, body = Task), (status = 409, body = kandev_core::api::ApiError)))]
 pub async fn patch(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
     ApiJson(req): ApiJson<PatchTask>,
 ) -> HttpResult<Json<Task>> {
-    Ok(Json(s.board.patch(&id, req).await?))
+    Ok(Json(s.board.patch(&id, req, &caller.actor()).await?))
 }
 
 #[utoipa::path(delete, path = "/api/v1/tasks/{id}", params(("id" = String, Path)), responses((status = 204)))]
-pub async fn delete(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<StatusCode> {
+pub async fn delete(State(s): State<AppState>, ApiPath(id): ApiPath<String>) -> HttpResult<StatusCode> {
     s.board.delete(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 #[utoipa::path(post, path = "/api/v1/tasks/{id}/archive", params(("id" = String, Path)), responses((status = 200, body = ArchiveResult)))]
-pub async fn archive(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<ArchiveResult>> {
-    Ok(Json(s.board.archive(&id).await?))
+pub async fn archive(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+) -> HttpResult<Json<ArchiveResult>> {
+    Ok(Json(s.board.archive(&id, &caller.actor()).await?))
 }
 
 #[utoipa::path(post, path = "/api/v1/tasks/{id}/unarchive", params(("id" = String, Path)), responses((status = 200, body = Task)))]
-pub async fn unarchive(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<Task>> {
-    Ok(Json(s.board.unarchive(&id).await?))
+pub async fn unarchive(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+) -> HttpResult<Json<Task>> {
+    Ok(Json(s.board.unarchive(&id, &caller.actor()).await?))
 }
 
 #[utoipa::path(post, path = "/api/v1/tasks/{id}/comments", params(("id" = String, Path)), request_body = CreateComment,
     responses((status = 201, body = Comment)))]
 pub async fn add_comment(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
     ApiJson(req): ApiJson<CreateComment>,
 ) -> HttpResult<(StatusCode, Json<Comment>)> {
     Ok((
         StatusCode::CREATED,
-        Json(s.board.add_comment(&id, &req.body, "user").await?),
+        Json(s.board.add_comment(&id, &req.body, &caller.actor()).await?),
     ))
 }
 
 #[utoipa::path(get, path = "/api/v1/tasks/{id}/comments", params(("id" = String, Path)), responses((status = 200, body = [Comment])))]
-pub async fn comments(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<Vec<Comment>>> {
+pub async fn comments(State(s): State<AppState>, ApiPath(id): ApiPath<String>) -> HttpResult<Json<Vec<Comment>>> {
     Ok(Json(s.board.comments(&id).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/tasks/{id}/events", params(("id" = String, Path)), responses((status = 200, body = [TaskEvent])))]
-pub async fn events(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<Vec<TaskEvent>>> {
+pub async fn events(State(s): State<AppState>, ApiPath(id): ApiPath<String>) -> HttpResult<Json<Vec<TaskEvent>>> {
     Ok(Json(s.board.events(&id).await?))
 }
 
@@ -114,29 +132,32 @@ pub async fn events(State(s): State<AppState>, Path(id): Path<String>) -> HttpRe
     responses((status = 200, body = Task), (status = 409, body = kandev_core::api::ApiError), (status = 422, body = kandev_core::api::ApiError)))]
 pub async fn review(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
     ApiJson(req): ApiJson<ReviewRequest>,
 ) -> HttpResult<Json<Task>> {
-    Ok(Json(s.board.request_review(&id, req).await?))
+    Ok(Json(s.board.request_review(&id, req, &caller.actor()).await?))
 }
 
 #[utoipa::path(post, path = "/api/v1/tasks/{id}/approve", params(("id" = String, Path)), request_body = ApproveRequest,
     responses((status = 200, body = ApproveResponse), (status = 409, body = kandev_core::api::ApiError)))]
 pub async fn approve(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
     body: axum::body::Bytes,
 ) -> HttpResult<Json<ApproveResponse>> {
     let req: ApproveRequest = optional_json(&body)?;
-    Ok(Json(s.board.approve(&id, req).await?))
+    Ok(Json(s.board.approve(&id, req, &caller.actor()).await?))
 }
 
 #[utoipa::path(post, path = "/api/v1/tasks/{id}/reject", params(("id" = String, Path)), request_body = RejectRequest,
     responses((status = 200, body = Task), (status = 409, body = kandev_core::api::ApiError)))]
 pub async fn reject(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
     ApiJson(req): ApiJson<RejectRequest>,
 ) -> HttpResult<Json<Task>> {
-    Ok(Json(s.board.reject(&id, req).await?))
+    Ok(Json(s.board.reject(&id, req, &caller.actor()).await?))
 }

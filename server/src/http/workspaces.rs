@@ -1,48 +1,57 @@
 //! Workspaces and their repositories.
 
-use axum::extract::{Path, State};
+use axum::Json;
+use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
 use kandev_core::api::{CreateRepository, CreateWorkspace, Repository, Workspace};
 
-use super::AppState;
 use super::error::HttpResult;
-use super::extract::ApiJson;
+use super::extract::{ApiJson, ApiPath};
+use super::{ApiRoutes, AppState};
+use crate::access::Caller;
 use crate::error::ServiceError;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/workspaces", get(list).post(create))
-        .route("/api/v1/workspaces/{ws}", get(show))
-        .route(
-            "/api/v1/workspaces/{ws}/repositories",
-            get(list_repositories).post(create_repository),
-        )
+pub fn routes() -> ApiRoutes {
+    ApiRoutes::new()
+        .get("/api/v1/workspaces", list)
+        .post("/api/v1/workspaces", create)
+        .get("/api/v1/workspaces/{ws}", show)
+        .get("/api/v1/workspaces/{ws}/repositories", list_repositories)
+        .post("/api/v1/workspaces/{ws}/repositories", create_repository)
 }
 
 #[utoipa::path(post, path = "/api/v1/workspaces", request_body = CreateWorkspace,
     responses((status = 201, body = Workspace), (status = 422, body = kandev_core::api::ApiError)))]
 pub async fn create(
     State(s): State<AppState>,
+    caller: Caller,
     ApiJson(req): ApiJson<CreateWorkspace>,
 ) -> HttpResult<(StatusCode, Json<Workspace>)> {
     let name = req.name.trim();
     if name.is_empty() {
         return Err(ServiceError::Invalid("name is required".into()).into());
     }
-    let w = s.store.create_workspace(name, s.clock.now()).await?;
+    kandev_core::bounds::name("name", name).map_err(|e| ServiceError::Invalid(e.0))?;
+    // The creator owns it; the admin token is nobody, so its workspaces start without members.
+    let w = s
+        .store
+        .create_workspace(name, caller.user_id.as_deref(), s.clock.now())
+        .await?;
     Ok((StatusCode::CREATED, Json(w)))
 }
 
 #[utoipa::path(get, path = "/api/v1/workspaces", responses((status = 200, body = [Workspace])))]
-pub async fn list(State(s): State<AppState>) -> HttpResult<Json<Vec<Workspace>>> {
-    Ok(Json(s.store.list_workspaces().await?))
+/// The caller's workspaces only.
+pub async fn list(State(s): State<AppState>, caller: Caller) -> HttpResult<Json<Vec<Workspace>>> {
+    let mine: std::collections::HashSet<String> =
+        s.access.workspaces(&caller).await?.into_iter().map(|w| w.id).collect();
+    let all = s.store.list_workspaces().await?;
+    Ok(Json(all.into_iter().filter(|w| mine.contains(&w.id)).collect()))
 }
 
 #[utoipa::path(get, path = "/api/v1/workspaces/{ws}", params(("ws" = String, Path)),
     responses((status = 200, body = Workspace), (status = 404, body = kandev_core::api::ApiError)))]
-pub async fn show(State(s): State<AppState>, Path(ws): Path<String>) -> HttpResult<Json<Workspace>> {
+pub async fn show(State(s): State<AppState>, ApiPath(ws): ApiPath<String>) -> HttpResult<Json<Workspace>> {
     Ok(Json(
         s.store
             .get_workspace(&ws)
@@ -55,13 +64,9 @@ pub async fn show(State(s): State<AppState>, Path(ws): Path<String>) -> HttpResu
     responses((status = 201, body = Repository), (status = 422, body = kandev_core::api::ApiError)))]
 pub async fn create_repository(
     State(s): State<AppState>,
-    Path(ws): Path<String>,
+    ApiPath(ws): ApiPath<String>,
     ApiJson(req): ApiJson<CreateRepository>,
 ) -> HttpResult<(StatusCode, Json<Repository>)> {
-    s.store
-        .get_workspace(&ws)
-        .await
-        .map_err(ServiceError::not_found("workspace"))?;
     let (owner, name) = (req.owner.trim(), req.name.trim());
     if owner.is_empty() || name.is_empty() {
         return Err(ServiceError::Invalid("owner and name are required".into()).into());
@@ -70,10 +75,23 @@ pub async fn create_repository(
         v.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
     };
-    if !valid(owner) || !valid(name) {
-        return Err(
-            ServiceError::Invalid("owner and name may hold letters, digits, '-', '_' and '.' only".into()).into(),
-        );
+    if !valid(owner)
+        || !valid(name)
+        || [owner, name]
+            .iter()
+            .any(|v| v.len() > 100 || v.trim_matches('.').is_empty())
+    {
+        return Err(ServiceError::Invalid(
+            "owner and name may hold letters, digits, '-', '_' and '.' only (at most 100, not only dots)".into(),
+        )
+        .into());
+    }
+    for (field, value) in [
+        ("default_branch", req.default_branch.as_deref()),
+        ("provider", req.provider.as_deref()),
+        ("local_path", req.local_path.as_deref()),
+    ] {
+        kandev_core::bounds::name(field, value.unwrap_or_default()).map_err(|e| ServiceError::Invalid(e.0))?;
     }
     let repo = Repository {
         id: String::new(),
@@ -96,10 +114,9 @@ pub async fn create_repository(
 
 #[utoipa::path(get, path = "/api/v1/workspaces/{ws}/repositories", params(("ws" = String, Path)),
     responses((status = 200, body = [Repository])))]
-pub async fn list_repositories(State(s): State<AppState>, Path(ws): Path<String>) -> HttpResult<Json<Vec<Repository>>> {
-    s.store
-        .get_workspace(&ws)
-        .await
-        .map_err(ServiceError::not_found("workspace"))?;
+pub async fn list_repositories(
+    State(s): State<AppState>,
+    ApiPath(ws): ApiPath<String>,
+) -> HttpResult<Json<Vec<Repository>>> {
     Ok(Json(s.store.list_repositories(&ws).await?))
 }

@@ -2,9 +2,11 @@
 //! may archive only its persisted event target. Checked before any mutation.
 
 use kandev_core::TriggerType;
+use kandev_core::access::Level;
 use kandev_core::api::{META_TARGET_TASK_ID, META_TRIGGER_TYPE, Origin, Task};
 
 use super::McpCaller;
+use super::scope::{Refusal, Scope, actor};
 use crate::board::BoardService;
 use crate::error::ServiceError;
 use crate::store::Store;
@@ -34,8 +36,16 @@ fn bound_target(caller: &Task) -> Option<Result<String, ()>> {
     )
 }
 
-/// Returns the tool's JSON text, or the tool error message.
-pub async fn archive(store: &Store, board: &BoardService, caller: &McpCaller, task_id: &str) -> Result<String, String> {
+/// Returns the tool's JSON text, or the tool error message. The binding is
+/// checked first (its refusal is pinned); then a task outside the caller's
+/// reach fails exactly as a missing one.
+pub async fn archive(
+    store: &Store,
+    board: &BoardService,
+    scope: &Scope,
+    caller: &McpCaller,
+    task_id: &str,
+) -> Result<String, String> {
     let task_id = task_id.trim();
     if task_id.is_empty() {
         return Err(ARCHIVE_TASK_ID_REQUIRED.into());
@@ -54,7 +64,12 @@ pub async fn archive(store: &Store, board: &BoardService, caller: &McpCaller, ta
             None => {}
         }
     }
-    match board.archive(task_id).await {
+    match scope.task(caller, task_id, Level::Write).await {
+        Ok(_) => {}
+        Err(Refusal::Hidden) => return Err(ARCHIVE_FAILED.into()),
+        Err(r) => return Err(r.message("task")),
+    }
+    match board.archive(task_id, &actor(caller)).await {
         Ok(result) => Ok(serde_json::to_string_pretty(&result).unwrap_or_default()),
         Err(ServiceError::NotFound(_)) => Err(ARCHIVE_FAILED.into()),
         Err(e) => {

@@ -1,10 +1,13 @@
 //! Kandev's MCP server (rmcp, streamable HTTP), mounted in the axum app.
 //!
 //! `/mcp/{session_token}` serves one agent session: the caller (its run task) is
-//! known from the token in the URL alone, never from a tool argument. `/mcp`
-//! serves the local user's own MCP clients with the same tools and no binding.
+//! known from the token in the URL alone, never from a tool argument, and every
+//! tool is confined to the run's workspace. `/mcp` serves a user's own MCP
+//! clients with the same tools: the guard has admitted its bearer token, and
+//! every tool acts as that user, within that user's workspaces and roles.
 
 mod archive;
+mod scope;
 mod tools;
 
 pub use archive::{ARCHIVE_CALLER_UNRESOLVED, ARCHIVE_FAILED, ARCHIVE_NOT_BOUND, ARCHIVE_TASK_ID_REQUIRED};
@@ -12,7 +15,6 @@ pub use tools::KandevTools;
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, Request};
 use axum::response::{IntoResponse, Response};
@@ -21,20 +23,26 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tower::ServiceExt;
 
+use crate::access::{Access, Caller};
 use crate::board::BoardService;
 use crate::error::ServiceError;
-use crate::http::AppState;
+use crate::http::ApiRoutes;
 use crate::http::error::HttpError;
 use crate::store::Store;
 use crate::store::agents::session_state;
 
-/// Who is calling, as established by the URL before rmcp sees the request.
+/// Who is calling, as established before rmcp sees the request.
 #[derive(Debug, Clone)]
 pub enum McpCaller {
-    /// An agent session, identified by its token.
-    Session { session_id: String, task_id: String },
-    /// The local user's MCP client on `/mcp`.
-    External,
+    /// An agent session, identified by its token: its run task and workspace.
+    Session {
+        session_id: String,
+        task_id: String,
+        workspace_id: String,
+        automation_id: String,
+    },
+    /// A user's MCP client on `/mcp`, admitted by its bearer token.
+    User(Caller),
 }
 
 type Service = StreamableHttpService<KandevTools, LocalSessionManager>;
@@ -49,11 +57,11 @@ pub struct McpEndpoints {
 }
 
 impl McpEndpoints {
-    pub fn new(store: Store, board: Arc<BoardService>) -> Self {
+    pub fn new(store: Store, board: Arc<BoardService>, access: Arc<Access>) -> Self {
         let make = || {
-            let (store, board) = (store.clone(), board.clone());
+            let (store, board, access) = (store.clone(), board.clone(), access.clone());
             StreamableHttpService::new(
-                move || Ok(KandevTools::new(store.clone(), board.clone())),
+                move || Ok(KandevTools::new(store.clone(), board.clone(), access.clone())),
                 Arc::new(LocalSessionManager::default()),
                 StreamableHttpServerConfig::default(),
             )
@@ -65,23 +73,25 @@ impl McpEndpoints {
         }
     }
 
-    pub fn router(self) -> Router<AppState> {
+    pub fn routes(self) -> ApiRoutes {
         let bound = self.clone();
         let external = self;
-        Router::new()
-            .route(
+        ApiRoutes::new()
+            .with(
                 "/mcp/{token}",
+                &["*"],
                 any(move |Path(token): Path<String>, req: Request| {
                     let me = bound.clone();
                     async move { me.serve_session(token, req).await }
                 }),
             )
-            .route(
+            .with(
                 "/mcp",
-                any(move |mut req: Request| {
+                &["*"],
+                any(move |caller: Caller, mut req: Request| {
                     let me = external.clone();
                     async move {
-                        req.extensions_mut().insert(McpCaller::External);
+                        req.extensions_mut().insert(McpCaller::User(caller));
                         forward(me.external.clone(), req).await
                     }
                 }),
@@ -98,9 +108,22 @@ impl McpEndpoints {
         if session.session.state != session_state::RUNNING {
             return HttpError(ServiceError::Unauthorized("this agent session is not running".into())).into_response();
         }
+        // The run's workspace and automation, read now: the tools confine every call to them.
+        let run_task = match self.store.get_task(&session.session.task_id).await {
+            Ok(t) => t,
+            Err(_) => return HttpError(ServiceError::NotFound("unknown MCP session".into())).into_response(),
+        };
+        let automation_id = run_task
+            .metadata
+            .get(kandev_core::api::META_AUTOMATION_ID)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string();
         req.extensions_mut().insert(McpCaller::Session {
             session_id: session.session.id,
             task_id: session.session.task_id,
+            workspace_id: run_task.workspace_id,
+            automation_id,
         });
         forward(self.bound.clone(), req).await
     }

@@ -1,9 +1,11 @@
 //! The MCP tools. Every parameter is described; the caller comes from the
-//! request (URL token), never from an argument.
+//! request (URL token or bearer), never from an argument, and every tool is
+//! confined to what that caller may reach (`scope`).
 
 use std::sync::Arc;
 
 use axum::http::request::Parts;
+use kandev_core::access::Level;
 use kandev_core::api::PatchTask;
 use kandev_core::board::TaskStatus;
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -16,6 +18,8 @@ use serde_json::json;
 
 use super::McpCaller;
 use super::archive::archive;
+use super::scope::{Scope, actor};
+use crate::access::Access;
 use crate::board::BoardService;
 use crate::store::Store;
 
@@ -52,15 +56,18 @@ pub struct MoveArgs {
 pub struct KandevTools {
     store: Store,
     board: Arc<BoardService>,
+    scope: Scope,
     tool_router: ToolRouter<Self>,
 }
 
-fn caller(parts: &Parts) -> McpCaller {
-    parts
-        .extensions
-        .get::<McpCaller>()
-        .cloned()
-        .unwrap_or(McpCaller::External)
+/// The caller the endpoint established. Without one (never expected) the
+/// tools refuse (`no_caller`) rather than act for nobody.
+fn caller(parts: &Parts) -> Option<McpCaller> {
+    parts.extensions.get::<McpCaller>().cloned()
+}
+
+fn no_caller() -> Result<CallToolResult, rmcp::ErrorData> {
+    tool_error("the caller of this MCP request is unknown")
 }
 
 fn ok(text: String) -> Result<CallToolResult, rmcp::ErrorData> {
@@ -73,8 +80,9 @@ fn tool_error(text: impl Into<String>) -> Result<CallToolResult, rmcp::ErrorData
 
 #[tool_router]
 impl KandevTools {
-    pub fn new(store: Store, board: Arc<BoardService>) -> Self {
+    pub fn new(store: Store, board: Arc<BoardService>, access: Arc<Access>) -> Self {
         KandevTools {
+            scope: Scope::new(store.clone(), access),
             store,
             board,
             tool_router: Self::tool_router(),
@@ -91,7 +99,10 @@ impl KandevTools {
         Extension(parts): Extension<Parts>,
         Parameters(args): Parameters<TaskIdArgs>,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
-        match archive(&self.store, &self.board, &caller(&parts), &args.task_id).await {
+        let Some(caller) = caller(&parts) else {
+            return no_caller();
+        };
+        match archive(&self.store, &self.board, &self.scope, &caller, &args.task_id).await {
             Ok(text) => ok(text),
             Err(e) => tool_error(e),
         }
@@ -103,14 +114,17 @@ impl KandevTools {
         Extension(parts): Extension<Parts>,
         Parameters(args): Parameters<ListTasksArgs>,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
-        let ws = match (args.workspace_id, caller(&parts)) {
-            (Some(ws), _) => ws,
-            (None, McpCaller::Session { task_id, .. }) => match self.store.get_task(&task_id).await {
-                Ok(t) => t.workspace_id,
-                Err(_) => return tool_error("the calling task cannot be resolved"),
-            },
-            (None, McpCaller::External) => return tool_error("workspace_id is required"),
+        let Some(caller) = caller(&parts) else {
+            return no_caller();
         };
+        let ws = match (args.workspace_id, &caller) {
+            (Some(ws), _) => ws,
+            (None, McpCaller::Session { workspace_id, .. }) => workspace_id.clone(),
+            (None, McpCaller::User(_)) => return tool_error("workspace_id is required"),
+        };
+        if let Err(r) = self.scope.workspace(&caller, &ws, Level::Read).await {
+            return tool_error(r.message("workspace"));
+        }
         match self.board.list(&ws, false, false).await {
             Ok(tasks) => {
                 let items: Vec<_> = tasks
@@ -124,20 +138,37 @@ impl KandevTools {
     }
 
     #[tool(description = "Read one task: title, description, status and whether it is archived.")]
-    async fn get_task(&self, Parameters(args): Parameters<TaskIdArgs>) -> Result<CallToolResult, rmcp::ErrorData> {
-        match self.board.get(&args.task_id).await {
+    async fn get_task(
+        &self,
+        Extension(parts): Extension<Parts>,
+        Parameters(args): Parameters<TaskIdArgs>,
+    ) -> Result<CallToolResult, rmcp::ErrorData> {
+        let Some(caller) = caller(&parts) else {
+            return no_caller();
+        };
+        match self.scope.task(&caller, &args.task_id, Level::Read).await {
             Ok(t) => ok(serde_json::to_string_pretty(&json!({
                 "id": t.id, "title": t.title, "description": t.description, "status": t.status.as_str(),
                 "archived": t.archived_at.is_some(),
             }))
             .unwrap_or_default()),
-            Err(e) => tool_error(e.to_string()),
+            Err(r) => tool_error(r.message("task")),
         }
     }
 
     #[tool(description = "Add a comment to a task.")]
-    async fn add_comment(&self, Parameters(args): Parameters<CommentArgs>) -> Result<CallToolResult, rmcp::ErrorData> {
-        match self.board.add_comment(&args.task_id, &args.body, "agent").await {
+    async fn add_comment(
+        &self,
+        Extension(parts): Extension<Parts>,
+        Parameters(args): Parameters<CommentArgs>,
+    ) -> Result<CallToolResult, rmcp::ErrorData> {
+        let Some(caller) = caller(&parts) else {
+            return no_caller();
+        };
+        if let Err(r) = self.scope.task(&caller, &args.task_id, Level::Write).await {
+            return tool_error(r.message("task"));
+        }
+        match self.board.add_comment(&args.task_id, &args.body, &actor(&caller)).await {
             Ok(c) => ok(serde_json::to_string_pretty(&json!({"id": c.id})).unwrap_or_default()),
             Err(e) => tool_error(e.to_string()),
         }
@@ -146,21 +177,25 @@ impl KandevTools {
     #[tool(
         description = "Move a task to another status. The board's rules apply; human_review is entered and left only through review, approve and reject."
     )]
-    async fn move_task(&self, Parameters(args): Parameters<MoveArgs>) -> Result<CallToolResult, rmcp::ErrorData> {
+    async fn move_task(
+        &self,
+        Extension(parts): Extension<Parts>,
+        Parameters(args): Parameters<MoveArgs>,
+    ) -> Result<CallToolResult, rmcp::ErrorData> {
+        let Some(caller) = caller(&parts) else {
+            return no_caller();
+        };
         let Some(status) = TaskStatus::parse(&args.status) else {
             return tool_error(format!("unknown status {}", args.status));
         };
-        match self
-            .board
-            .patch(
-                &args.task_id,
-                PatchTask {
-                    status: Some(status),
-                    ..Default::default()
-                },
-            )
-            .await
-        {
+        if let Err(r) = self.scope.task(&caller, &args.task_id, Level::Write).await {
+            return tool_error(r.message("task"));
+        }
+        let patch = PatchTask {
+            status: Some(status),
+            ..Default::default()
+        };
+        match self.board.patch(&args.task_id, patch, &actor(&caller)).await {
             Ok(t) => {
                 ok(serde_json::to_string_pretty(&json!({"id": t.id, "status": t.status.as_str()})).unwrap_or_default())
             }

@@ -1,6 +1,6 @@
 //! One merge job: read, decide (in core), act, repeat until done or blocked.
 
-use kandev_core::api::{EVENT_BLOCKED, EVENT_COMPLETED, EVENT_MERGE_PROGRESS, EVENT_MERGED, Task};
+use kandev_core::api::{Actor, EVENT_BLOCKED, EVENT_COMPLETED, EVENT_MERGE_PROGRESS, EVENT_MERGED, Task};
 use kandev_core::board::{TaskStatus, merger_finish};
 use kandev_core::checks::{Check, ci_verdict, from_check_run, from_commit_status};
 use kandev_core::merger::{
@@ -55,7 +55,12 @@ impl Merger {
     async fn progress(&self, task: &Task, step: &str, detail: String) {
         let _ = self
             .board
-            .record(task, EVENT_MERGE_PROGRESS, json!({"step": step, "detail": detail}))
+            .record(
+                task,
+                EVENT_MERGE_PROGRESS,
+                json!({"step": step, "detail": detail}),
+                &Actor::Merger,
+            )
             .await;
     }
 
@@ -88,7 +93,8 @@ impl Merger {
     async fn drive(&self, task: &Task, mut job: MergerJob) -> End {
         let client = self.github.client().clone();
         let policy = Policy {
-            timeout_minutes: job.timeout_minutes.max(1) as u64,
+            // A stored value is untrusted (an older version, a hand edit): pull it into range.
+            timeout_minutes: kandev_core::bounds::stored_ci_wait_minutes(job.timeout_minutes) as u64,
         };
         let settings = self.store.github_settings(&task.workspace_id).await.unwrap_or_default();
         let mut last_wait = String::new();
@@ -236,6 +242,7 @@ impl Merger {
                 task,
                 EVENT_MERGED,
                 json!({"pr_url": pr.html_url, "sha": sha, "merge_method": settings.merge_method}),
+                &Actor::Merger,
             )
             .await;
         if settings.delete_branch
@@ -256,7 +263,11 @@ impl Merger {
             Ok(s) => s,
             Err(_) => return,
         };
-        if let Err(e) = self.board.move_status(task, TaskStatus::Running, to, json!({})).await {
+        if let Err(e) = self
+            .board
+            .move_status(task, TaskStatus::Running, to, json!({}), &Actor::Merger)
+            .await
+        {
             tracing::warn!(task_id = %task.id, error = %e, "the merged task had already moved");
         }
         let (kind, payload) = if merged {
@@ -264,12 +275,14 @@ impl Merger {
         } else {
             (EVENT_BLOCKED, json!({"reason": text}))
         };
-        let _ = self.board.record(task, kind, payload).await;
+        let _ = self.board.record(task, kind, payload, &Actor::Merger).await;
         let _ = self.store.delete_merger_job(&task.id).await;
         tracing::info!(task_id = %task.id, outcome = kind, detail = text, "merge job finished");
     }
 }
 
+/// The first seven characters of a SHA; GitHub's text is untrusted, so never
+/// slice inside a character.
 fn short(sha: &str) -> &str {
-    &sha[..sha.len().min(7)]
+    sha.char_indices().nth(7).map_or(sha, |(at, _)| &sha[..at])
 }

@@ -133,8 +133,10 @@ impl MergeStarter for MergerHandle {
             .rev()
             .map(|c| c.body)
             .collect();
-        let minutes = kandev_core::board::ci_wait_timeout_minutes(&task.description, &comments)
-            .unwrap_or((m.settings.default_timeout.as_secs() / 60).max(1));
+        let minutes = kandev_core::board::ci_wait_timeout_minutes(&task.description, &comments).unwrap_or_else(|| {
+            let default = i64::try_from(m.settings.default_timeout.as_secs() / 60).unwrap_or(i64::MAX);
+            kandev_core::bounds::stored_ci_wait_minutes(default) as u64
+        });
         let job = MergerJob {
             task_id: task.id.clone(),
             owner: pr.owner.clone(),

@@ -9,8 +9,16 @@ use serde_json::Value;
 /// Calls `tool` with `args`; `Ok` holds the text result, `Err` the tool's or
 /// the transport's error text.
 pub async fn call(url: &str, tool: &str, args: Value) -> Result<String, String> {
-    let transport =
-        StreamableHttpClientTransport::from_config(StreamableHttpClientTransportConfig::with_uri(url.to_string()));
+    call_as(url, None, tool, args).await
+}
+
+/// [`call`] with a bearer token (for `/mcp`, which needs one).
+pub async fn call_as(url: &str, bearer: Option<&str>, tool: &str, args: Value) -> Result<String, String> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    if let Some(token) = bearer {
+        config = config.auth_header(token.to_string());
+    }
+    let transport = StreamableHttpClientTransport::from_config(config);
     let client = ClientConfig::default()
         .serve(transport)
         .await

@@ -2,7 +2,7 @@
 //! inline `e2e:` scripts, making real MCP calls to the servers its session was
 //! given, and always ends the turn with `end_turn` (or `cancelled`).
 
-mod mcp_call;
+pub mod mcp_call;
 pub mod script;
 
 use std::collections::HashMap;

@@ -86,6 +86,26 @@ impl Store {
         profile(&row)
     }
 
+    pub async fn update_agent_profile(&self, p: &AgentProfile) -> StoreResult<()> {
+        let done = sqlx::query("UPDATE agent_profiles SET name = $2, command = $3, args = $4, env = $5 WHERE id = $1")
+            .bind(&p.id)
+            .bind(&p.name)
+            .bind(&p.command)
+            .bind(serde_json::to_string(&p.args).unwrap_or_else(|_| "[]".into()))
+            .bind(serde_json::to_string(&p.env).unwrap_or_else(|_| "{}".into()))
+            .execute(&self.pool)
+            .await?;
+        super::one_row(done)
+    }
+
+    pub async fn delete_agent_profile(&self, id: &str) -> StoreResult<()> {
+        let done = sqlx::query("DELETE FROM agent_profiles WHERE id = $1")
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        super::one_row(done)
+    }
+
     pub async fn list_agent_profiles(&self) -> StoreResult<Vec<AgentProfile>> {
         sqlx::query("SELECT id, name, command, args, env FROM agent_profiles ORDER BY created_at, id")
             .fetch_all(&self.pool)

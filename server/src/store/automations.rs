@@ -271,6 +271,16 @@ impl Store {
         row.text("webhook_secret")
     }
 
+    pub async fn set_webhook_secret(&self, id: &str, secret: &str, now: DateTime<Utc>) -> StoreResult<()> {
+        let done = sqlx::query("UPDATE automations SET webhook_secret = $2, updated_at = $3 WHERE id = $1")
+            .bind(id)
+            .bind(secret)
+            .bind(time_to_text(now))
+            .execute(&self.pool)
+            .await?;
+        super::one_row(done)
+    }
+
     /// Moves only when a firing is published.
     pub async fn set_last_triggered_at(&self, id: &str, now: DateTime<Utc>) -> StoreResult<()> {
         sqlx::query("UPDATE automations SET last_triggered_at = $2 WHERE id = $1")
@@ -370,19 +380,30 @@ impl Store {
         .bind(ty.as_str())
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(TriggerWithAutomation {
-                    trigger_id: r.text("id")?,
-                    trigger_type: ty,
-                    config_raw: r.text("config")?,
-                    automation_id: r.text("automation_id")?,
-                    automation_workspace_id: r.text("workspace_id")?,
-                    created_at: r.time("created_at")?,
-                    last_evaluated_at: r.opt_time("last_evaluated_at")?,
-                })
+        let read = |r: &sqlx::any::AnyRow| -> StoreResult<TriggerWithAutomation> {
+            Ok(TriggerWithAutomation {
+                trigger_id: r.text("id")?,
+                trigger_type: ty,
+                config_raw: r.text("config")?,
+                automation_id: r.text("automation_id")?,
+                automation_workspace_id: r.text("workspace_id")?,
+                created_at: r.time("created_at")?,
+                last_evaluated_at: r.opt_time("last_evaluated_at")?,
             })
-            .collect()
+        };
+        // One unreadable row (an older version, a hand edit) is skipped, not
+        // allowed to stop every other trigger of its type.
+        Ok(rows
+            .iter()
+            .filter_map(|r| match read(r) {
+                Ok(t) => Some(t),
+                Err(error) => {
+                    let id = r.text("id").unwrap_or_default();
+                    tracing::warn!(trigger_id = %id, %error, "unreadable trigger row skipped");
+                    None
+                }
+            })
+            .collect())
     }
 }
 

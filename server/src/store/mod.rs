@@ -8,20 +8,24 @@ pub mod agents;
 mod automations;
 mod evaluations;
 mod github_state;
+mod members;
 mod repositories;
 mod rows;
 mod runs;
 mod task_prs;
 mod tasks;
+mod users;
 mod workspaces;
 
 pub use agents::SessionRecord;
 pub use automations::{AutomationBrief, AutomationRecord, NewAutomation, TriggerRecord, TriggerWithAutomation};
 pub use evaluations::EvaluationRecord;
 pub use github_state::MergerJob;
+pub use members::ResourceKind;
 pub use runs::{NewRun, RunRecord, RunView};
 pub use task_prs::TaskPrListing;
 pub use tasks::{EventRecord, NewTask, TaskRecord};
+pub use users::UserRecord;
 
 use std::borrow::Cow;
 use std::str::FromStr;
@@ -71,6 +75,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "merger_wait_head",
         include_str!("../../migrations/0002_merger_wait_head.sql"),
     ),
+    (3, "access", include_str!("../../migrations/0003_access.sql")),
 ];
 
 fn migrator() -> Migrator {

@@ -1,5 +1,5 @@
 use chrono::{DateTime, Utc};
-use kandev_core::api::{Comment, Origin, Task, TaskEvent};
+use kandev_core::api::{Actor, Comment, Origin, Task, TaskEvent};
 use kandev_core::board::TaskStatus;
 use serde_json::Value;
 use sqlx::AssertSqlSafe;
@@ -46,11 +46,14 @@ fn task(row: &AnyRow) -> StoreResult<Task> {
 }
 
 fn event(row: &AnyRow) -> StoreResult<TaskEvent> {
+    // An unreadable actor (hand-edited, or from a future version) reads as the system.
+    let actor = serde_json::from_value(row.json("actor")?).unwrap_or(Actor::System);
     Ok(TaskEvent {
         id: row.text("id")?,
         task_id: row.text("task_id")?,
         kind: row.text("kind")?,
         payload: row.json("payload")?,
+        actor,
         created_at: row.time("created_at")?,
     })
 }
@@ -239,17 +242,20 @@ impl Store {
         task_id: &str,
         kind: &str,
         payload: &Value,
+        actor: &Actor,
         now: DateTime<Utc>,
     ) -> StoreResult<TaskEvent> {
         let id = new_id();
+        let actor_json = serde_json::to_string(actor).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         sqlx::query(
-            "INSERT INTO task_events (id, task_id, seq, kind, payload, created_at) \
-             SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5 FROM task_events WHERE task_id = $2",
+            "INSERT INTO task_events (id, task_id, seq, kind, payload, actor, created_at) \
+             SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5, $6 FROM task_events WHERE task_id = $2",
         )
         .bind(&id)
         .bind(task_id)
         .bind(kind)
         .bind(payload.to_string())
+        .bind(actor_json)
         .bind(time_to_text(now))
         .execute(&self.pool)
         .await?;
@@ -258,13 +264,14 @@ impl Store {
             task_id: task_id.into(),
             kind: kind.into(),
             payload: payload.clone(),
+            actor: actor.clone(),
             created_at: now,
         })
     }
 
     /// Events, oldest first.
     pub async fn list_events(&self, task_id: &str) -> StoreResult<Vec<TaskEvent>> {
-        sqlx::query("SELECT id, task_id, kind, payload, created_at FROM task_events WHERE task_id = $1 ORDER BY seq, created_at, id")
+        sqlx::query("SELECT id, task_id, kind, payload, actor, created_at FROM task_events WHERE task_id = $1 ORDER BY seq, created_at, id")
             .bind(task_id)
             .fetch_all(&self.pool)
             .await?

@@ -14,14 +14,33 @@ fn workspace(row: &AnyRow) -> StoreResult<Workspace> {
 }
 
 impl Store {
-    pub async fn create_workspace(&self, name: &str, now: DateTime<Utc>) -> StoreResult<Workspace> {
+    /// Creates a workspace; its creator (when a user) becomes its owner in the
+    /// same transaction, so no workspace is ever left without the person who made it.
+    pub async fn create_workspace(
+        &self,
+        name: &str,
+        owner: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Workspace> {
         let id = new_id();
+        let mut tx = self.pool.begin().await?;
         sqlx::query("INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3)")
             .bind(&id)
             .bind(name)
             .bind(time_to_text(now))
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
+        if let Some(user_id) = owner {
+            sqlx::query(
+                "INSERT INTO workspace_members (workspace_id, user_id, role, created_at) VALUES ($1, $2, 'owner', $3)",
+            )
+            .bind(&id)
+            .bind(user_id)
+            .bind(time_to_text(now))
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
         self.get_workspace(&id).await
     }
 

@@ -79,35 +79,14 @@ async fn agent_supplying_another_reachable_task_id_is_rejected_and_nothing_chang
     app.stop().await;
 }
 
+/// Calls a tool on `/mcp` as the suite's admin.
+async fn mcp_as(app: &TestApp, url: &str, tool: &str, args: serde_json::Value) -> Result<String, String> {
+    kandev_server::mock_agent::mcp_call::call_as(url, Some(&app.admin_token), tool, args).await
+}
+
 /// Calls a tool over MCP at `url` the way an agent would.
 async fn mcp_call(url: &str, tool: &str, args: serde_json::Value) -> Result<String, String> {
-    use rmcp::ServiceExt;
-    use rmcp::model::{CallToolRequestParams, ClientConfig};
-    use rmcp::transport::StreamableHttpClientTransport;
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-    let transport =
-        StreamableHttpClientTransport::from_config(StreamableHttpClientTransportConfig::with_uri(url.to_string()));
-    let client = ClientConfig::default()
-        .serve(transport)
-        .await
-        .map_err(|e| format!("connect: {e}"))?;
-    let args = args.as_object().cloned().unwrap_or_default();
-    let result = client
-        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
-        .await;
-    let _ = client.cancel().await;
-    let result = result.map_err(|e| format!("call: {e}"))?;
-    let text = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n");
-    if result.is_error == Some(true) {
-        Err(text)
-    } else {
-        Ok(text)
-    }
+    kandev_server::mock_agent::mcp_call::call(url, tool, args).await
 }
 
 /// A running session for a hand-made run task, to exercise MCP directly.
@@ -335,7 +314,7 @@ async fn an_rmcp_client_lists_and_calls_the_tools_on_the_local_endpoint() {
     let url = format!("{}/mcp", app.base);
     let client = ClientConfig::default()
         .serve(StreamableHttpClientTransport::from_config(
-            StreamableHttpClientTransportConfig::with_uri(url.clone()),
+            StreamableHttpClientTransportConfig::with_uri(url.clone()).auth_header(app.admin_token.clone()),
         ))
         .await
         .unwrap();
@@ -361,27 +340,29 @@ async fn an_rmcp_client_lists_and_calls_the_tools_on_the_local_endpoint() {
             .contains("already_archived")
     );
     let _ = client.cancel().await;
-    let got = mcp_call(&url, "get_task", json!({"task_id": t})).await.unwrap();
+    let got = mcp_as(&app, &url, "get_task", json!({"task_id": t})).await.unwrap();
     assert!(got.contains("\"hello\""));
-    let listed = mcp_call(&url, "list_tasks", json!({"workspace_id": ws})).await.unwrap();
+    let listed = mcp_as(&app, &url, "list_tasks", json!({"workspace_id": ws}))
+        .await
+        .unwrap();
     assert!(listed.contains(&t));
     assert!(
-        mcp_call(&url, "move_task", json!({"task_id": t, "status": "human_review"}))
+        mcp_as(&app, &url, "move_task", json!({"task_id": t, "status": "human_review"}))
             .await
             .is_err(),
         "board rules apply"
     );
     assert!(
-        mcp_call(&url, "add_comment", json!({"task_id": t, "body": "from MCP"}))
+        mcp_as(&app, &url, "add_comment", json!({"task_id": t, "body": "from MCP"}))
             .await
             .is_ok()
     );
     assert_eq!(
-        mcp_call(&url, "archive_task_kandev", json!({"task_id": " "})).await,
+        mcp_as(&app, &url, "archive_task_kandev", json!({"task_id": " "})).await,
         Err("task_id is required".into())
     );
     assert_eq!(
-        mcp_call(&url, "archive_task_kandev", json!({"task_id": "missing"})).await,
+        mcp_as(&app, &url, "archive_task_kandev", json!({"task_id": "missing"})).await,
         Err("Failed to archive task".into())
     );
     app.stop().await;

@@ -58,7 +58,7 @@ async fn rule_breaking_creates_are_422_and_leave_no_rows(db: Db) {
             .post(&format!("/api/v1/workspaces/{ws}/automations"), body.clone())
             .await;
         assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{body} -> {}", r.body);
-        assert_eq!(r.error_code(), "unprocessable");
+        assert_eq!(r.error_code(), "invalid");
     }
     let r = app
         .post(

@@ -4,8 +4,12 @@
 #[allow(dead_code)]
 mod support;
 
+mod access;
+mod access_agents;
+mod access_auth;
 mod agents_api;
 mod automations_api;
+mod bounds;
 mod engine;
 mod github_api;
 mod github_support;

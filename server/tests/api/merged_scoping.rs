@@ -216,7 +216,7 @@ async fn unwired() -> (
 async fn seed(services: &kandev_server::app::Services) -> (String, String) {
     use kandev_core::api::{CreateAutomation, CreateTask, NewTrigger, Repository};
     let now = services.clock.now();
-    let w = services.store.create_workspace("W", now).await.unwrap();
+    let w = services.store.create_workspace("W", None, now).await.unwrap();
     let repo = Repository {
         id: String::new(),
         workspace_id: w.id.clone(),
@@ -237,6 +237,7 @@ async fn seed(services: &kandev_server::app::Services) -> (String, String) {
                 status: None,
                 repository_id: None,
             },
+            &kandev_core::api::Actor::System,
         )
         .await
         .unwrap();

@@ -43,9 +43,13 @@ async fn approve_with_pr(app: &TestApp, number: i64, description: &str) -> Strin
     t
 }
 
+/// Waits for the merger to finish the task in `status`, with its closing event
+/// written (the status moves first, the event follows it).
 async fn wait_status(app: &TestApp, t: &str, status: &str) -> Value {
+    let closing = if status == "done" { "completed" } else { status };
     eventually(&format!("task {t} to be {status}"), Duration::from_secs(20), || async {
         app.task_json(t).await["status"] == status
+            && !last_of(&app.get(&format!("/api/v1/tasks/{t}/events")).await.body, closing).is_null()
     })
     .await;
     app.get(&format!("/api/v1/tasks/{t}/events")).await.body

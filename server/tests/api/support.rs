@@ -39,9 +39,23 @@ pub async fn postgres_url() -> String {
 pub struct TestApp {
     pub app: Option<Application>,
     pub base: String,
+    /// Sends `KANDEV_ADMIN_TOKEN`: the suite acts as an instance admin unless
+    /// a test signs in as somebody else.
     pub client: reqwest::Client,
+    pub admin_token: String,
     pub dir: tempfile::TempDir,
     pub database_url: String,
+}
+
+/// A client that sends a bearer token with every request.
+pub fn bearer_client(token: &str) -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}")).expect("header");
+    headers.insert(reqwest::header::AUTHORIZATION, value);
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .expect("client")
 }
 
 pub struct Spawn {
@@ -101,6 +115,8 @@ impl Spawn {
         settings.database_url = database_url.clone();
         settings.web_dir = web;
         settings.data_dir = dir.path().join("data");
+        let admin_token = format!("test-admin-{}", uuid::Uuid::new_v4().simple());
+        settings.admin_token = Some(admin_token.clone());
         if self.nats {
             settings.nats_url = std::env::var("KANDEV_TEST_NATS_URL").expect(
                 "KANDEV_TEST_NATS_URL is not set: run the tests through `cargo xtask test`, which starts nats-server",
@@ -116,7 +132,8 @@ impl Spawn {
         TestApp {
             app: Some(app),
             base,
-            client: reqwest::Client::new(),
+            client: bearer_client(&admin_token),
+            admin_token,
             dir,
             database_url,
         }
@@ -276,4 +293,82 @@ macro_rules! on_both_databases {
             }
         }
     };
+}
+
+/// A user of the server under test, with an API token and a client sending it.
+pub struct Person {
+    pub id: String,
+    pub username: String,
+    pub token: String,
+    pub client: reqwest::Client,
+}
+
+impl TestApp {
+    /// Creates a user (through the admin API) and an API token for it.
+    pub async fn person(&self, username: &str, admin: bool) -> Person {
+        let r = self
+            .post(
+                "/api/v1/users",
+                json!({"username": username, "password": "password-1234", "admin": admin}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+        let id = r.body["id"].as_str().expect("id").to_string();
+        let created = kandev_server::access::bootstrap::create_token(
+            &self.services().store,
+            &id,
+            "tests",
+            self.services().clock.now(),
+        )
+        .await
+        .expect("token");
+        Person {
+            id,
+            username: username.into(),
+            client: bearer_client(&created.token),
+            token: created.token,
+        }
+    }
+
+    /// A request as `who` (`None`: no credential at all).
+    pub async fn request_as(&self, who: Option<&Person>, method: Method, path: &str, body: Option<Value>) -> Reply {
+        let client = match who {
+            Some(p) => p.client.clone(),
+            None => reqwest::Client::new(),
+        };
+        let mut req = client.request(method, format!("{}{path}", self.base));
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.expect("request");
+        let status = resp.status();
+        // A stream (SSE) never ends: only read bodies that are not one.
+        let streaming = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let body = if streaming {
+            Value::Null
+        } else {
+            serde_json::from_str(&resp.text().await.unwrap_or_default()).unwrap_or(Value::Null)
+        };
+        Reply { status, body }
+    }
+
+    /// `person` joins workspace `ws` with `role`, added by the suite's admin.
+    pub async fn add_member(&self, ws: &str, person: &Person, role: &str) {
+        let r = self
+            .request(
+                Method::PUT,
+                &format!("/api/v1/workspaces/{ws}/members/{}", person.id),
+                Some(json!({"role": role})),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    }
+
+    pub fn route_table(&self) -> Vec<(&'static str, &'static str)> {
+        self.app.as_ref().expect("running").route_table().to_vec()
+    }
 }

@@ -38,7 +38,7 @@ async fn scheduled_world(clock: Arc<ManualClock>) -> (tempfile::TempDir, Arc<Ser
     // prompts make none.
     services.runtime.set_base_url("http://127.0.0.1:9".into());
     let now = services.clock.now();
-    let w = services.store.create_workspace("W", now).await.unwrap();
+    let w = services.store.create_workspace("W", None, now).await.unwrap();
     let repo = kandev_core::api::Repository {
         id: String::new(),
         workspace_id: w.id.clone(),

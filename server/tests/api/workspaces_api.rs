@@ -34,7 +34,7 @@ async fn bad_workspace_and_repository_input_is_refused_and_writes_nothing(db: Db
     let app = spawn_app(db).await;
     let r = app.post("/api/v1/workspaces", json!({"name": "   "})).await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert_eq!(r.error_code(), "unprocessable");
+    assert_eq!(r.error_code(), "invalid");
     let r = app.post("/api/v1/workspaces", json!({"nom": "x"})).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert_eq!(r.error_code(), "bad_request");

@@ -5,18 +5,50 @@ use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_navigate;
 
+use kandev_core::access::Level;
+use leptos::task::spawn_local;
+
 use super::toast::ToastRegion;
 use crate::api;
 use crate::i18n::{LOCALES, set_locale, t, use_locale};
 use crate::live::follow;
+use crate::session::{can, refresh, use_me};
+
+/// Ends the session and goes to the sign-in page.
+fn sign_out() {
+    spawn_local(async move {
+        let _ = api::post::<_, serde_json::Value>("/api/v1/auth/logout", &serde_json::json!({})).await;
+        if let Some(w) = web_sys::window() {
+            let _ = w.location().set_href("/login");
+        }
+    });
+}
 
 #[component]
 pub fn Layout(#[prop(into)] ws: Signal<String>, children: Children) -> impl IntoView {
     let workspaces = LocalResource::new(api::workspaces);
     let navigate = use_navigate();
     let locale = use_locale();
+    let me = use_me();
+    let owner = can(ws, Level::Manage);
     // Every workspace page follows its live stream.
-    Effect::new(move |_| follow(ws.get()));
+    Effect::new(move |_| {
+        let ws = ws.get();
+        if !ws.is_empty() {
+            follow(ws);
+        }
+    });
+    // A workspace the session does not know yet (just created): learn its role.
+    Effect::new(move |_| {
+        let ws = ws.get();
+        let known = me.with(|m| {
+            m.as_ref()
+                .is_none_or(|m| ws.is_empty() || m.admin || m.role_in(&ws).is_some())
+        });
+        if !known {
+            refresh();
+        }
+    });
     view! {
         <a class="skip" href="#main">{move || t("skip-to-content")}</a>
         <header class="top">
@@ -24,6 +56,10 @@ pub fn Layout(#[prop(into)] ws: Signal<String>, children: Children) -> impl Into
             <nav aria-label=move || t("nav-main")>
                 <A href=move || format!("/w/{}", ws.get())>{move || t("nav-board")}</A>
                 <A href=move || format!("/settings/workspace/{}/automations", ws.get())>{move || t("nav-automations")}</A>
+                <Show when=move || owner.get() && !ws.get().is_empty()>
+                    <A href=move || format!("/w/{}/members", ws.get())>{move || t("nav-members")}</A>
+                </Show>
+                <A href="/settings/tokens">{move || t("nav-tokens")}</A>
             </nav>
             <div class="pickers">
                 <label for="workspace-picker" class="sr-only">{move || t("workspace-label")}</label>
@@ -45,6 +81,8 @@ pub fn Layout(#[prop(into)] ws: Signal<String>, children: Children) -> impl Into
                         view! { <option value=value selected=move || locale.get() == l>{move || t(&key)}</option> }
                     }).collect_view()}
                 </select>
+                <span class="signed-in" id="signed-in-user">{move || me.with(|m| m.as_ref().map(|m| m.username.clone()).unwrap_or_default())}</span>
+                <button id="sign-out" class="btn btn-link" on:click=move |_| sign_out()>{move || t("sign-out")}</button>
             </div>
         </header>
         <main id="main" tabindex="-1">{children()}</main>

@@ -3,7 +3,13 @@
 pub mod automations;
 pub mod board;
 mod home;
+mod login;
+mod members;
 mod run_view;
+mod tokens;
 
 pub use home::{AutomationsHome, Home};
+pub use login::Login;
+pub use members::Members;
 pub use run_view::RunView;
+pub use tokens::Tokens;

@@ -1,5 +1,6 @@
 //! `/w/{ws}`: columns by status, live-updated.
 
+use kandev_core::access::Level;
 use kandev_core::api::{CreateTask, Task};
 use kandev_core::board::TaskStatus;
 use leptos::prelude::*;
@@ -12,6 +13,7 @@ use crate::api;
 use crate::components::{Layout, toast};
 use crate::i18n::t;
 use crate::live::use_live;
+use crate::session::can;
 
 #[component]
 pub fn Board() -> impl IntoView {
@@ -24,6 +26,7 @@ pub fn Board() -> impl IntoView {
         async move { api::tasks(&ws, archived).await }
     });
     let title = RwSignal::new(String::new());
+    let writable = can(ws, Level::Write);
     let add = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let body = CreateTask {
@@ -54,12 +57,14 @@ pub fn Board() -> impl IntoView {
                         {move || t("board-show-archived")}
                     </label>
                 </div>
-                <form class="row wrap" on:submit=add>
-                    <label for="new-task-title" class="sr-only">{move || t("board-task-title-label")}</label>
-                    <input id="new-task-title" class="grow" required placeholder=move || t("board-new-task")
-                        prop:value=move || title.get() on:input=move |ev| title.set(event_target_value(&ev))/>
-                    <button class="btn btn-primary" type="submit">{move || t("board-add")}</button>
-                </form>
+                <Show when=move || writable.get()>
+                    <form class="row wrap" on:submit=add>
+                        <label for="new-task-title" class="sr-only">{move || t("board-task-title-label")}</label>
+                        <input id="new-task-title" class="grow" required placeholder=move || t("board-new-task")
+                            prop:value=move || title.get() on:input=move |ev| title.set(event_target_value(&ev))/>
+                        <button class="btn btn-primary" type="submit">{move || t("board-add")}</button>
+                    </form>
+                </Show>
                 <div class="columns">
                     {TaskStatus::ALL.into_iter().map(|status| {
                         let label_id = format!("status-{}", status.as_str());

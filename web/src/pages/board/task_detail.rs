@@ -2,9 +2,10 @@
 //! with it (moves by the board rules, review hand-off, approve, reject,
 //! archive, links, comments).
 
+use kandev_core::access::Level;
 use kandev_core::api::{
-    ApproveResponse, Comment, CreateComment, LinkPrRequest, PatchTask, RejectRequest, ReviewRequest, Task, TaskEvent,
-    TaskPr,
+    Actor, ApproveResponse, Comment, CreateComment, LinkPrRequest, PatchTask, RejectRequest, ReviewRequest, Task,
+    TaskEvent, TaskPr,
 };
 use kandev_core::board::{TaskStatus, check_move};
 use leptos::prelude::*;
@@ -17,6 +18,7 @@ use crate::api;
 use crate::components::{Layout, toast};
 use crate::i18n::{t, ta};
 use crate::live::use_live;
+use crate::session::can;
 use crate::time::relative;
 
 fn event_text(e: &TaskEvent) -> String {
@@ -33,6 +35,18 @@ fn event_text(e: &TaskEvent) -> String {
         "blocked" => ta(&key, &[("reason", s("reason"))]),
         _ => t(&key),
     }
+}
+
+/// Who approved the current review: the person behind the latest approval.
+fn approved_by(events: &[TaskEvent]) -> Option<String> {
+    events
+        .iter()
+        .rev()
+        .find(|e| matches!(e.kind.as_str(), "approved" | "merge_requested"))
+        .and_then(|e| match &e.actor {
+            Actor::User { username, .. } => Some(username.clone()),
+            _ => None,
+        })
 }
 
 /// The merger's state as the events tell it: merging, or its last outcome.
@@ -101,6 +115,8 @@ pub fn TaskDetail() -> impl IntoView {
     let review_pr = RwSignal::new(String::new());
     let reject_reason = RwSignal::new(String::new());
     let navigate = use_navigate();
+    // Viewers see the task; the controls are for those whose role may change it.
+    let writable = can(ws, Level::Write);
 
     view! {
         <Layout ws=ws>
@@ -114,7 +130,10 @@ pub fn TaskDetail() -> impl IntoView {
                         let tid = task.id.clone();
                         let archived = task.archived_at.is_some();
                         let targets: Vec<TaskStatus> = TaskStatus::ALL.into_iter().filter(|s| *s != status && check_move(status, *s).is_ok()).collect();
-                        let outcome = merge_outcome(&task, &events.get().and_then(Result::ok).unwrap_or_default());
+                        let all_events = events.get().and_then(Result::ok).unwrap_or_default();
+                        let outcome = merge_outcome(&task, &all_events);
+                        let approver = approved_by(&all_events);
+                        let writable = writable.get();
                         let navigate = navigate.clone();
                         view! {
                             <h1>{task.title.clone()}</h1>
@@ -122,11 +141,13 @@ pub fn TaskDetail() -> impl IntoView {
                                 <span class=format!("badge status-{}", status.as_str())>{t(&format!("status-{}", status.as_str()))}</span>
                                 {archived.then(|| view! { <span class="badge badge-muted">{t("task-archived-note")}</span> })}
                                 {outcome.map(|o| view! { <span class="outcome" role="status">{o}</span> })}
+                                {approver.map(|u| view! { <span class="muted" id="approved-by">{ta("task-approved-by", &[("user", u)])}</span> })}
                             </p>
                             <section class="card">
                                 <h2>{t("task-description")}</h2>
                                 <p class="pre">{if task.description.is_empty() { t("task-no-description") } else { task.description.clone() }}</p>
                             </section>
+                            {writable.then(|| view! {
                             <section class="card actions">
                                 {(!targets.is_empty()).then(|| {
                                     let tid = tid.clone();
@@ -216,6 +237,7 @@ pub fn TaskDetail() -> impl IntoView {
                                     }
                                 </div>
                             </section>
+                            })}
                             <section class="card">
                                 <h2>{t("task-prs")}</h2>
                                 {move || {
@@ -230,7 +252,7 @@ pub fn TaskDetail() -> impl IntoView {
                                         }).collect_view()}</ul> }.into_any()
                                     }
                                 }}
-                                {
+                                {writable.then(|| {
                                     let tid = tid.clone();
                                     view! {
                                         <form class="row wrap" on:submit=move |ev: leptos::ev::SubmitEvent| {
@@ -248,7 +270,7 @@ pub fn TaskDetail() -> impl IntoView {
                                             <button class="btn" type="submit">{t("task-link-pr")}</button>
                                         </form>
                                     }
-                                }
+                                })}
                             </section>
                             <section class="card">
                                 <h2>{t("task-sessions")}</h2>
@@ -266,7 +288,7 @@ pub fn TaskDetail() -> impl IntoView {
                                         <li><span class="muted">{c.author.clone()} " · " {relative(c.created_at)}</span><p class="pre">{c.body.clone()}</p></li>
                                     }).collect_view()}
                                 </ul>
-                                {
+                                {writable.then(|| {
                                     let tid = tid.clone();
                                     view! {
                                         <form class="stack" on:submit=move |ev: leptos::ev::SubmitEvent| {
@@ -284,13 +306,14 @@ pub fn TaskDetail() -> impl IntoView {
                                             <button class="btn" type="submit">{t("task-comment-add")}</button>
                                         </form>
                                     }
-                                }
+                                })}
                             </section>
                             <section class="card">
                                 <h2>{t("task-events")}</h2>
                                 <ol class="plain events">
                                     {move || events.get().and_then(Result::ok).unwrap_or_default().into_iter().rev().map(|e| view! {
-                                        <li data-kind=e.kind.clone()><span class="muted">{relative(e.created_at)}</span> " " {event_text(&e)}</li>
+                                        <li data-kind=e.kind.clone()><span class="muted">{relative(e.created_at)}</span> " " {event_text(&e)}
+                                            <span class="muted actor">{ta("event-by", &[("who", e.actor.display_name().to_string())])}</span></li>
                                     }).collect_view()}
                                 </ol>
                             </section>

@@ -1,0 +1,114 @@
+//! Sign-in: one argon2id verification per attempt whether or not the user
+//! exists (same answer, same work), and consecutive failures per username
+//! slowed down by `kandev_core::access::login_delay_secs`, recorded in the
+//! database so every replica sees them.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use chrono::{DateTime, Duration, Utc};
+use kandev_core::access::{login_delay_secs, normalise_username};
+
+use super::credentials::{self, hash_password, random_hex, verify_password};
+use super::{Access, Caller, Via};
+use crate::error::{ServiceError, ServiceResult};
+
+/// How long a browser session lasts.
+pub const SESSION_DAYS: i64 = 14;
+
+const STRIPES: usize = 64;
+
+/// Serialises attempts per username within this process (striped, so memory
+/// does not grow with the names an attacker tries), and keeps the hash that
+/// unknown usernames are verified against.
+pub(super) struct Throttle {
+    stripes: Vec<tokio::sync::Mutex<()>>,
+    decoy_hash: String,
+}
+
+impl Throttle {
+    pub(super) fn new() -> ServiceResult<Throttle> {
+        Ok(Throttle {
+            stripes: (0..STRIPES).map(|_| tokio::sync::Mutex::new(())).collect(),
+            decoy_hash: hash_password(&random_hex::<16>()?)?,
+        })
+    }
+
+    fn stripe(&self, username: &str) -> &tokio::sync::Mutex<()> {
+        let mut h = DefaultHasher::new();
+        username.hash(&mut h);
+        &self.stripes[(h.finish() as usize) % STRIPES]
+    }
+}
+
+/// The credentials were wrong; the same text for an unknown user.
+pub const BAD_CREDENTIALS: &str = "unknown username or wrong password";
+
+/// A new browser session: the cookie value and when it ends.
+pub struct NewSession {
+    pub caller: Caller,
+    pub cookie: String,
+    pub expires_at: DateTime<Utc>,
+}
+
+impl Access {
+    pub async fn login(&self, username: &str, password: &str) -> ServiceResult<NewSession> {
+        // A name that cannot exist is still throttled and verified like one that does.
+        let name = normalise_username(username).unwrap_or_else(|_| username.trim().to_ascii_lowercase());
+        let name: String = name.chars().take(64).collect();
+        let _serial = self.login.stripe(&name).lock().await;
+        let now = self.clock.now();
+        let throttle = self.store.login_throttle(&name).await?;
+        if let Some((_, until)) = throttle
+            && until > now
+        {
+            let secs = (until - now).num_seconds().max(1) as u64;
+            return Err(ServiceError::Throttled(secs));
+        }
+        let user = self.store.user_by_name(&name).await?;
+        let phc = user
+            .as_ref()
+            .map(|u| u.password_hash.clone())
+            .unwrap_or_else(|| self.login.decoy_hash.clone());
+        let attempt = password.to_string();
+        let matches = tokio::task::spawn_blocking(move || verify_password(&attempt, &phc))
+            .await
+            .unwrap_or(false);
+        match user.filter(|_| matches) {
+            Some(u) => {
+                self.store.clear_login_throttle(&name).await?;
+                let cookie = credentials::random_hex::<32>()?;
+                let expires_at = now + Duration::days(SESSION_DAYS);
+                self.store
+                    .create_web_session(&credentials::hash_secret(&cookie), &u.user.id, now, expires_at)
+                    .await?;
+                Ok(NewSession {
+                    caller: Caller {
+                        user_id: Some(u.user.id),
+                        username: u.user.username,
+                        admin: u.user.admin,
+                        via: Via::Cookie,
+                    },
+                    cookie,
+                    expires_at,
+                })
+            }
+            None => {
+                let failures = throttle.map_or(0, |(f, _)| f).saturating_add(1);
+                let wait = login_delay_secs(failures);
+                let until = now + Duration::seconds(wait as i64);
+                self.store.set_login_throttle(&name, failures, until).await?;
+                tracing::info!(username = %name, failures, "sign-in refused");
+                Err(ServiceError::Unauthorized(BAD_CREDENTIALS.into()))
+            }
+        }
+    }
+
+    /// Ends the browser session behind a cookie value (if any).
+    pub async fn logout(&self, cookie: &str) -> ServiceResult<()> {
+        let now = self.clock.now();
+        self.store
+            .delete_web_session(&credentials::hash_secret(cookie), now)
+            .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,159 @@
+//! Workspace members and their roles.
+
+use chrono::{DateTime, Utc};
+use kandev_core::access::Role;
+use kandev_core::api::{Member, MyWorkspace};
+use sqlx::any::AnyRow;
+
+use super::rows::RowExt;
+use super::{Store, StoreError, StoreResult, time_to_text};
+
+fn role(row: &AnyRow) -> StoreResult<Role> {
+    let r = row.text("role")?;
+    Role::parse(&r).ok_or_else(|| StoreError::Corrupt(format!("role {r}")))
+}
+
+impl Store {
+    /// The user's role in a workspace, if a member.
+    pub async fn member_role(&self, workspace_id: &str, user_id: &str) -> StoreResult<Option<Role>> {
+        let row = sqlx::query("SELECT role FROM workspace_members WHERE workspace_id = $1 AND user_id = $2")
+            .bind(workspace_id)
+            .bind(user_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(role).transpose()
+    }
+
+    /// Adds a member, changes a role (`Some`) or removes a member (`None`),
+    /// refusing (`Conflict`) any change that would leave the workspace without
+    /// an owner. The workspace row is touched first so concurrent changes to
+    /// one workspace's members take turns (a row lock on PostgreSQL, the write
+    /// lock on SQLite) and cannot both remove "the other" owner.
+    pub async fn change_member(
+        &self,
+        workspace_id: &str,
+        user_id: &str,
+        new_role: Option<Role>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        let locked = sqlx::query("UPDATE workspaces SET name = name WHERE id = $1")
+            .bind(workspace_id)
+            .execute(&mut *tx)
+            .await?;
+        super::one_row(locked)?;
+        let current = sqlx::query("SELECT role FROM workspace_members WHERE workspace_id = $1 AND user_id = $2")
+            .bind(workspace_id)
+            .bind(user_id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .as_ref()
+            .map(role)
+            .transpose()?;
+        let owners =
+            sqlx::query("SELECT COUNT(*) AS n FROM workspace_members WHERE workspace_id = $1 AND role = 'owner'")
+                .bind(workspace_id)
+                .fetch_one(&mut *tx)
+                .await?
+                .int("n")?;
+        let owners = usize::try_from(owners).unwrap_or(0);
+        if !kandev_core::access::leaves_an_owner(owners, current == Some(Role::Owner), new_role) {
+            return Err(StoreError::Conflict("a workspace keeps at least one owner".into()));
+        }
+        match new_role {
+            Some(r) => {
+                sqlx::query(
+                    "INSERT INTO workspace_members (workspace_id, user_id, role, created_at) VALUES ($1, $2, $3, $4) \
+                     ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = excluded.role",
+                )
+                .bind(workspace_id)
+                .bind(user_id)
+                .bind(r.as_str())
+                .bind(time_to_text(now))
+                .execute(&mut *tx)
+                .await?;
+            }
+            None if current.is_none() => return Err(StoreError::NotFound),
+            None => {
+                sqlx::query("DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2")
+                    .bind(workspace_id)
+                    .bind(user_id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn list_members(&self, workspace_id: &str) -> StoreResult<Vec<Member>> {
+        sqlx::query(
+            "SELECT m.user_id, u.username, m.role FROM workspace_members m JOIN users u ON u.id = m.user_id \
+             WHERE m.workspace_id = $1 ORDER BY u.username",
+        )
+        .bind(workspace_id)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(Member {
+                user_id: r.text("user_id")?,
+                username: r.text("username")?,
+                role: role(r)?,
+            })
+        })
+        .collect()
+    }
+
+    /// The workspaces a user is a member of, with the role, oldest first.
+    pub async fn user_workspaces(&self, user_id: &str) -> StoreResult<Vec<MyWorkspace>> {
+        sqlx::query(
+            "SELECT w.id, w.name, m.role FROM workspaces w JOIN workspace_members m ON m.workspace_id = w.id \
+             WHERE m.user_id = $1 ORDER BY w.created_at, w.id",
+        )
+        .bind(user_id)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(MyWorkspace {
+                id: r.text("id")?,
+                name: r.text("name")?,
+                role: role(r)?,
+            })
+        })
+        .collect()
+    }
+
+    /// The workspace a resource lives in: `kind` names its table's lookup.
+    /// `None` when the resource does not exist.
+    pub async fn workspace_of(&self, kind: ResourceKind, id: &str) -> StoreResult<Option<String>> {
+        let sql = match kind {
+            ResourceKind::Workspace => "SELECT id AS ws FROM workspaces WHERE id = $1",
+            ResourceKind::Task => "SELECT workspace_id AS ws FROM tasks WHERE id = $1",
+            ResourceKind::Automation => "SELECT workspace_id AS ws FROM automations WHERE id = $1",
+            ResourceKind::Trigger => {
+                "SELECT a.workspace_id AS ws FROM automation_triggers t JOIN automations a ON a.id = t.automation_id WHERE t.id = $1"
+            }
+            ResourceKind::Run => {
+                "SELECT a.workspace_id AS ws FROM automation_runs r JOIN automations a ON a.id = r.automation_id WHERE r.id = $1"
+            }
+            ResourceKind::Session => {
+                "SELECT t.workspace_id AS ws FROM agent_sessions s JOIN tasks t ON t.id = s.task_id WHERE s.id = $1"
+            }
+        };
+        let row = sqlx::query(sql).bind(id).fetch_optional(&self.pool).await?;
+        row.as_ref().map(|r| r.text("ws")).transpose()
+    }
+}
+
+/// The kinds of resource a route can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResourceKind {
+    Workspace,
+    Task,
+    Automation,
+    Trigger,
+    Run,
+    Session,
+}

@@ -1,0 +1,276 @@
+//! Users, their API tokens and browser sessions, and the sign-in throttle.
+//! Tokens and session ids are stored only as SHA-256 hashes.
+
+use chrono::{DateTime, Utc};
+use kandev_core::api::{TokenInfo, User};
+use sqlx::any::AnyRow;
+
+use super::rows::{RowExt, flag};
+use super::{Store, StoreError, StoreResult, new_id, one_row, time_to_text};
+
+/// A user with the password hash the sign-in needs.
+#[derive(Debug, Clone)]
+pub struct UserRecord {
+    pub user: User,
+    pub password_hash: String,
+}
+
+fn user(row: &AnyRow) -> StoreResult<UserRecord> {
+    Ok(UserRecord {
+        user: User {
+            id: row.text("id")?,
+            username: row.text("username")?,
+            admin: row.flag("admin")?,
+            created_at: row.time("created_at")?,
+        },
+        password_hash: row.text("password_hash")?,
+    })
+}
+
+fn token(row: &AnyRow) -> StoreResult<TokenInfo> {
+    Ok(TokenInfo {
+        id: row.text("id")?,
+        name: row.text("name")?,
+        created_at: row.time("created_at")?,
+        last_used_at: row.opt_time("last_used_at")?,
+    })
+}
+
+/// A unique index refused the row.
+fn is_unique_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())
+}
+
+const USER_COLUMNS: &str = "id, username, password_hash, admin, created_at";
+
+impl Store {
+    /// Inserts a user; `Conflict` when the (normalised) username is taken.
+    pub async fn create_user(
+        &self,
+        username: &str,
+        password_hash: &str,
+        admin: bool,
+        now: DateTime<Utc>,
+    ) -> StoreResult<User> {
+        let id = new_id();
+        let done = sqlx::query(
+            "INSERT INTO users (id, username, password_hash, admin, created_at) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(&id)
+        .bind(username)
+        .bind(password_hash)
+        .bind(flag(admin))
+        .bind(time_to_text(now))
+        .execute(&self.pool)
+        .await;
+        match done {
+            Ok(_) => Ok(self.get_user(&id).await?.user),
+            Err(e) if is_unique_violation(&e) => Err(StoreError::Conflict(format!("user {username} exists"))),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub async fn get_user(&self, id: &str) -> StoreResult<UserRecord> {
+        let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        user(&row)
+    }
+
+    pub async fn user_by_name(&self, username: &str) -> StoreResult<Option<UserRecord>> {
+        let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE username = $1");
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(username)
+            .fetch_optional(&self.pool)
+            .await?
+            .as_ref()
+            .map(user)
+            .transpose()
+    }
+
+    pub async fn list_users(&self) -> StoreResult<Vec<User>> {
+        let sql = format!("SELECT {USER_COLUMNS} FROM users ORDER BY username");
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| user(r).map(|u| u.user))
+            .collect()
+    }
+
+    pub async fn count_users(&self) -> StoreResult<i64> {
+        let row = sqlx::query("SELECT COUNT(*) AS n FROM users")
+            .fetch_one(&self.pool)
+            .await?;
+        row.int("n")
+    }
+
+    /// Deletes a user with its tokens, sessions and memberships.
+    pub async fn delete_user(&self, id: &str) -> StoreResult<()> {
+        let mut tx = self.pool.begin().await?;
+        for table in ["api_tokens", "web_sessions", "workspace_members"] {
+            sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table} WHERE user_id = $1")))
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        let done = sqlx::query("DELETE FROM users WHERE id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        one_row(done)?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn create_token(
+        &self,
+        user_id: &str,
+        name: &str,
+        token_hash: &str,
+        now: DateTime<Utc>,
+    ) -> StoreResult<TokenInfo> {
+        let id = new_id();
+        sqlx::query(
+            "INSERT INTO api_tokens (id, user_id, name, token_hash, created_at, last_used_at) VALUES ($1, $2, $3, $4, $5, NULL)",
+        )
+        .bind(&id)
+        .bind(user_id)
+        .bind(name)
+        .bind(token_hash)
+        .bind(time_to_text(now))
+        .execute(&self.pool)
+        .await?;
+        Ok(TokenInfo {
+            id,
+            name: name.into(),
+            created_at: now,
+            last_used_at: None,
+        })
+    }
+
+    pub async fn list_tokens(&self, user_id: &str) -> StoreResult<Vec<TokenInfo>> {
+        sqlx::query(
+            "SELECT id, name, created_at, last_used_at FROM api_tokens WHERE user_id = $1 ORDER BY created_at, id",
+        )
+        .bind(user_id)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(token)
+        .collect()
+    }
+
+    /// Revokes one of the user's tokens; another user's token is `NotFound`.
+    pub async fn delete_token(&self, user_id: &str, id: &str) -> StoreResult<()> {
+        let done = sqlx::query("DELETE FROM api_tokens WHERE id = $1 AND user_id = $2")
+            .bind(id)
+            .bind(user_id)
+            .execute(&self.pool)
+            .await?;
+        one_row(done)
+    }
+
+    /// The user a token hash belongs to, noting its use (at most once a minute,
+    /// so reads do not turn into a write per request).
+    pub async fn user_by_token(&self, token_hash: &str, now: DateTime<Utc>) -> StoreResult<Option<User>> {
+        let row = sqlx::query(
+            "SELECT t.id AS token_id, u.id, u.username, u.password_hash, u.admin, u.created_at \
+             FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1",
+        )
+        .bind(token_hash)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let minute_ago = now - chrono::Duration::minutes(1);
+        sqlx::query(
+            "UPDATE api_tokens SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $3)",
+        )
+        .bind(row.text("token_id")?)
+        .bind(time_to_text(now))
+        .bind(time_to_text(minute_ago))
+        .execute(&self.pool)
+        .await?;
+        Ok(Some(user(&row)?.user))
+    }
+
+    pub async fn create_web_session(
+        &self,
+        id_hash: &str,
+        user_id: &str,
+        now: DateTime<Utc>,
+        expires_at: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        sqlx::query("INSERT INTO web_sessions (id_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)")
+            .bind(id_hash)
+            .bind(user_id)
+            .bind(time_to_text(now))
+            .bind(time_to_text(expires_at))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The user of an unexpired browser session.
+    pub async fn user_by_web_session(&self, id_hash: &str, now: DateTime<Utc>) -> StoreResult<Option<User>> {
+        let row = sqlx::query(
+            "SELECT u.id, u.username, u.password_hash, u.admin, u.created_at \
+             FROM web_sessions s JOIN users u ON u.id = s.user_id WHERE s.id_hash = $1 AND s.expires_at > $2",
+        )
+        .bind(id_hash)
+        .bind(time_to_text(now))
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(|r| user(r).map(|u| u.user)).transpose()
+    }
+
+    /// Ends a browser session, and every expired one with it.
+    pub async fn delete_web_session(&self, id_hash: &str, now: DateTime<Utc>) -> StoreResult<()> {
+        sqlx::query("DELETE FROM web_sessions WHERE id_hash = $1 OR expires_at <= $2")
+            .bind(id_hash)
+            .bind(time_to_text(now))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// `(failures, blocked_until)` for a username, if it has failed lately.
+    pub async fn login_throttle(&self, username: &str) -> StoreResult<Option<(u32, DateTime<Utc>)>> {
+        let row = sqlx::query("SELECT failures, blocked_until FROM login_throttle WHERE username = $1")
+            .bind(username)
+            .fetch_optional(&self.pool)
+            .await?;
+        let Some(row) = row else { return Ok(None) };
+        let failures = u32::try_from(row.int("failures")?.max(0)).unwrap_or(u32::MAX);
+        Ok(Some((failures, row.time("blocked_until")?)))
+    }
+
+    pub async fn set_login_throttle(
+        &self,
+        username: &str,
+        failures: u32,
+        blocked_until: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO login_throttle (username, failures, blocked_until) VALUES ($1, $2, $3) \
+             ON CONFLICT (username) DO UPDATE SET failures = excluded.failures, blocked_until = excluded.blocked_until",
+        )
+        .bind(username)
+        .bind(i64::from(failures))
+        .bind(time_to_text(blocked_until))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn clear_login_throttle(&self, username: &str) -> StoreResult<()> {
+        sqlx::query("DELETE FROM login_throttle WHERE username = $1")
+            .bind(username)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+}
