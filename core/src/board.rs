@@ -161,8 +161,10 @@ impl PartialEq for PrRef {
     }
 }
 
+/// Owner and repository characters in a PR reference: anything but `/` and
+/// whitespace (in the sense `crate::schema::PR_REF` publishes).
 fn is_name_char(c: char) -> bool {
-    !c.is_whitespace() && c != '/'
+    !crate::schema::is_space(c) && c != '/'
 }
 
 impl PrRef {
@@ -182,7 +184,7 @@ impl PrRef {
     /// Parses a GitHub PR URL (`https://github.com/o/r/pull/7`, with anything
     /// after the number such as `/files` or `#x`) or a short `o/r#7` reference.
     pub fn parse(input: &str) -> Option<PrRef> {
-        let s = input.trim();
+        let s = crate::schema::trim_space(input);
         if let Some((pr, consumed)) = match_url_at(s)
             && s[consumed..]
                 .chars()

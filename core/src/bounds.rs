@@ -46,6 +46,16 @@ pub fn name(field: &str, value: &str) -> Result<(), OutOfBounds> {
     Ok(())
 }
 
+/// A required name or title: not blank, at most 500 characters as given, and
+/// stored without surrounding whitespace (`crate::schema::NOT_BLANK`).
+pub fn required_name<'a>(field: &str, value: &'a str) -> Result<&'a str, OutOfBounds> {
+    if crate::schema::is_blank(value) {
+        return Err(OutOfBounds(format!("{field} is required")));
+    }
+    name(field, value)?;
+    Ok(crate::schema::trim_space(value))
+}
+
 /// A prompt or other long text: at most 64 KiB.
 pub fn text(field: &str, value: &str) -> Result<(), OutOfBounds> {
     if value.len() > MAX_TEXT_BYTES {
@@ -101,6 +111,16 @@ mod tests {
         assert!(text("prompt", &"x".repeat(64 * 1024)).is_ok());
         assert!(text("prompt", &"x".repeat(64 * 1024 + 1)).is_err());
         assert!(text("prompt", &"é".repeat(32 * 1024 + 1)).is_err());
+    }
+
+    #[test]
+    fn required_names_are_trimmed_and_bounded_as_given() {
+        assert_eq!(required_name("name", "  Ship  "), Ok("Ship"));
+        assert_eq!(
+            required_name("name", " \u{a0}\u{1c} "),
+            Err(OutOfBounds("name is required".into()))
+        );
+        assert!(required_name("name", &format!("{} ", "x".repeat(500))).is_err());
     }
 
     #[test]

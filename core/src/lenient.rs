@@ -9,3 +9,31 @@ where
 {
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
+
+/// A list of structs that must each be a JSON object: serde would also read
+/// a struct from an array, which no request of the API allows.
+pub(crate) fn objects<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let maps = Vec::<serde_json::Map<String, serde_json::Value>>::deserialize(d)?;
+    maps.into_iter()
+        .map(|m| serde_json::from_value(serde_json::Value::Object(m)).map_err(serde::de::Error::custom))
+        .collect()
+}
+
+/// [`objects`], absent or `null` allowed.
+pub(crate) fn opt_objects<'de, D, T>(d: D) -> Result<Option<Vec<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let maps = Option::<Vec<serde_json::Map<String, serde_json::Value>>>::deserialize(d)?;
+    maps.map(|maps| {
+        maps.into_iter()
+            .map(|m| serde_json::from_value(serde_json::Value::Object(m)).map_err(serde::de::Error::custom))
+            .collect()
+    })
+    .transpose()
+}

@@ -22,6 +22,7 @@ pub mod merged;
 pub mod merger;
 pub mod registry;
 pub mod run_status;
+pub mod schema;
 pub mod task_pr;
 pub mod text;
 pub mod trigger;

@@ -169,7 +169,10 @@ fn announce(app: &Application) {
     let url = app.sign_in_url();
     match &app.first_admin_password {
         Some(password) => {
-            println!("Kandev is ready. Sign in at {url}");
+            println!(
+                "Kandev is ready. Sign in at {url}?username={}",
+                crate::access::bootstrap::FIRST_ADMIN
+            );
             println!("  username: {}", crate::access::bootstrap::FIRST_ADMIN);
             println!("  password: {password}");
             println!("(shown only now; add users with `kandev user add NAME`)");

@@ -5,7 +5,9 @@
 //! - `web`: build the web bundle into `web/dist`
 //! - `setup`: install the build tools only
 //! - `bench`: run the benchmarks (figures are printed, never asserted)
+//! - `contract`: schemathesis against the running server (part of `test`)
 
+mod contract;
 mod services;
 mod sh;
 mod tools;
@@ -25,8 +27,9 @@ fn main() -> ExitCode {
         "run" => tools::setup().and_then(|_| web::build()).and_then(|_| run(&rest)),
         "test" => test(&rest),
         "bench" => bench(&rest),
+        "contract" => tools::setup().and_then(|_| contract::check()),
         _ => {
-            eprintln!("usage: cargo xtask <setup|web|run|test|bench>");
+            eprintln!("usage: cargo xtask <setup|web|run|test|bench|contract>");
             return ExitCode::from(2);
         }
     };
@@ -99,6 +102,8 @@ fn test(extra: &[String]) -> Result<(), String> {
     // A browser killed by a timeout can leave Chromium behind; ours are
     // recognisable by their profile directory.
     let _ = sh::output("pkill", &["-f", "kandev-e2e-chrome"]);
+    // The contract runs last: a failing test above is the more useful news.
+    let result = result.and_then(|_| contract::check());
     sh::step(&format!("test command finished in {:.0?}", started.elapsed()));
     result
 }

@@ -16,10 +16,10 @@ pub fn login_delay_secs(failures: u32) -> u64 {
     (1u64 << exp).min(LOGIN_MAX_DELAY_SECS)
 }
 
-/// A username as stored and compared: trimmed, lowercase, 1–64 characters of
-/// letters, digits, `.`, `_` and `-`.
+/// A username as stored and compared: lowercase, 1–64 characters of letters,
+/// digits, `.`, `_` and `-` (`crate::schema::USERNAME`).
 pub fn normalise_username(input: &str) -> Result<String, String> {
-    let name = input.trim().to_ascii_lowercase();
+    let name = input.to_ascii_lowercase();
     if name.is_empty() || name.chars().count() > 64 {
         return Err("username must be 1 to 64 characters".into());
     }

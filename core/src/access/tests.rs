@@ -213,7 +213,8 @@ fn repeated_login_failures_wait_longer_up_to_a_cap() {
 
 #[test]
 fn usernames_are_normalised_and_bounded() {
-    assert_eq!(normalise_username("  Alice ").unwrap(), "alice");
+    assert_eq!(normalise_username("Alice").unwrap(), "alice");
+    assert!(normalise_username(" alice").is_err());
     assert_eq!(normalise_username("a.b_c-1").unwrap(), "a.b_c-1");
     assert!(normalise_username("").is_err());
     assert!(normalise_username("with space").is_err());

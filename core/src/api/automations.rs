@@ -52,6 +52,7 @@ pub struct CreatedAutomation {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct NewTrigger {
     #[serde(rename = "type")]
     pub trigger_type: TriggerType,
@@ -68,6 +69,7 @@ fn empty_object() -> Value {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct CreateAutomation {
     pub name: String,
     #[serde(default)]
@@ -86,12 +88,13 @@ pub struct CreateAutomation {
     pub max_concurrent_runs: Option<i64>,
     #[serde(default)]
     pub enabled: Option<bool>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::opt_objects")]
     pub triggers: Option<Vec<NewTrigger>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct PatchAutomation {
     #[serde(default)]
     pub name: Option<String>,
@@ -116,6 +119,7 @@ pub struct PatchAutomation {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct PatchTrigger {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]

@@ -43,12 +43,13 @@ pub enum RepoScopeMode {
 /// the merger merges.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct GithubWorkspaceSettings {
     #[serde(default)]
     pub repo_scope_mode: RepoScopeMode,
     #[serde(default)]
     pub repo_scope_orgs: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::objects")]
     pub repo_scope_repos: Vec<RepoFilter>,
     /// `squash` (default), `merge` or `rebase`.
     #[serde(default = "default_merge_method")]

@@ -61,6 +61,7 @@ pub const META_TARGET_TASK_ID: &str = "automation_target_task_id";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct CreateTask {
     pub title: String,
     #[serde(default)]
@@ -73,6 +74,7 @@ pub struct CreateTask {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct PatchTask {
     #[serde(default)]
     pub title: Option<String>,
@@ -102,6 +104,7 @@ pub struct Comment {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct CreateComment {
     pub body: String,
 }
@@ -147,6 +150,7 @@ pub struct ReviewHandoff {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct ReviewRequest {
     #[serde(default)]
     pub summary: Option<String>,
@@ -156,6 +160,7 @@ pub struct ReviewRequest {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct ApproveRequest {
     #[serde(default)]
     pub reason: Option<String>,
@@ -172,6 +177,7 @@ pub struct ApproveResponse {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct RejectRequest {
     pub reason: String,
 }
@@ -204,6 +210,7 @@ pub struct TranscriptMessage {
 /// `POST /tasks/{id}/prs`: a URL, or owner/repo/number.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct LinkPrRequest {
     #[serde(default)]
     pub url: Option<String>,

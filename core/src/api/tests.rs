@@ -105,3 +105,16 @@ fn access_requests_refuse_unknown_fields() {
     assert!(serde_json::from_value::<PutMember>(json!({"role": "viewer"})).is_ok());
     assert!(serde_json::from_value::<PutMember>(json!({"role": "admin"})).is_err());
 }
+
+#[test]
+fn nested_request_structs_must_be_objects() {
+    assert!(serde_json::from_value::<GithubWorkspaceSettings>(json!({"repo_scope_repos": [[null, null]]})).is_err());
+    assert!(serde_json::from_value::<GithubWorkspaceSettings>(json!({"repo_scope_repos": [{"owner": null}]})).is_ok());
+    assert!(
+        serde_json::from_value::<CreateAutomation>(json!({"name": "a", "triggers": [["webhook", {}, null]]})).is_err()
+    );
+    assert!(serde_json::from_value::<CreateAutomation>(json!({"name": "a", "triggers": null})).is_ok());
+    assert!(
+        serde_json::from_value::<CreateAutomation>(json!({"name": "a", "triggers": [{"type": "webhook"}]})).is_ok()
+    );
+}

@@ -11,6 +11,7 @@ pub struct Workspace {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct CreateWorkspace {
     pub name: String,
 }
@@ -29,6 +30,7 @@ pub struct Repository {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct CreateRepository {
     pub owner: String,
     pub name: String,

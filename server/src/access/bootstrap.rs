@@ -41,11 +41,7 @@ pub async fn add_user(
 
 /// A new API token for a user; the token is in the answer and nowhere else.
 pub async fn create_token(store: &Store, user_id: &str, name: &str, now: DateTime<Utc>) -> ServiceResult<CreatedToken> {
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(ServiceError::Invalid("name is required".into()));
-    }
-    kandev_core::bounds::name("name", name).map_err(|e| ServiceError::Invalid(e.0))?;
+    let name = kandev_core::bounds::required_name("name", name).map_err(|e| ServiceError::Invalid(e.0))?;
     let (token, hash) = new_api_token()?;
     let info = store.create_token(user_id, name, &hash, now).await?;
     Ok(CreatedToken {

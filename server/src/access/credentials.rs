@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{ServiceError, ServiceResult};
 
 /// Longest password accepted: hashing cost grows with it.
-pub const MAX_PASSWORD_BYTES: usize = 1024;
+pub const MAX_PASSWORD_CHARS: usize = 1024;
 /// Shortest password accepted.
 pub const MIN_PASSWORD_CHARS: usize = 8;
 
@@ -55,8 +55,8 @@ pub fn check_password(password: &str) -> ServiceResult<()> {
             "password must be at least {MIN_PASSWORD_CHARS} characters"
         )));
     }
-    if password.len() > MAX_PASSWORD_BYTES {
-        return Err(ServiceError::Invalid("password must be at most 1024 bytes".into()));
+    if password.chars().count() > MAX_PASSWORD_CHARS {
+        return Err(ServiceError::Invalid("password must be at most 1024 characters".into()));
     }
     Ok(())
 }
@@ -73,7 +73,8 @@ pub fn hash_password(password: &str) -> ServiceResult<String> {
 
 /// Whether `password` matches a stored PHC string. A malformed hash never matches.
 pub fn verify_password(password: &str, phc: &str) -> bool {
-    if password.len() > MAX_PASSWORD_BYTES {
+    // Anything longer was never accepted; do not spend a hash on it.
+    if password.len() > 4 * MAX_PASSWORD_CHARS {
         return false;
     }
     PasswordHash::new(phc)

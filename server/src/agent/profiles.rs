@@ -30,21 +30,16 @@ pub async fn list(store: &Store) -> ServiceResult<Vec<AgentProfile>> {
     Ok(out)
 }
 
-/// Name and command present; every string within the name bound, and at most
-/// 64 arguments and 64 variables.
+fn invalid(e: bounds::OutOfBounds) -> ServiceError {
+    ServiceError::Invalid(e.0)
+}
+
+/// At most 64 arguments and 64 variables, each within its bound; variable
+/// names hold no `=` or NUL (`kandev_core::schema::ENV_KEY`).
 fn check(p: &AgentProfile) -> ServiceResult<()> {
-    let invalid = |e: bounds::OutOfBounds| ServiceError::Invalid(e.0);
-    if p.name.is_empty() {
-        return Err(ServiceError::Invalid("name is required".into()));
-    }
-    if p.command.is_empty() {
-        return Err(ServiceError::Invalid("command is required".into()));
-    }
     if p.args.len() > 64 || p.env.len() > 64 {
         return Err(ServiceError::Invalid("at most 64 args and 64 env variables".into()));
     }
-    bounds::name("name", &p.name).map_err(invalid)?;
-    bounds::name("command", &p.command).map_err(invalid)?;
     for a in &p.args {
         bounds::text("args", a).map_err(invalid)?;
     }
@@ -67,8 +62,8 @@ pub async fn create(
 ) -> ServiceResult<AgentProfile> {
     let p = AgentProfile {
         id: String::new(),
-        name: req.name.trim().into(),
-        command: req.command.trim().into(),
+        name: bounds::required_name("name", &req.name).map_err(invalid)?.into(),
+        command: bounds::required_name("command", &req.command).map_err(invalid)?.into(),
         args: req.args,
         env: req.env,
         builtin: false,
@@ -87,10 +82,10 @@ pub async fn update(store: &Store, id: &str, req: PatchAgentProfile) -> ServiceR
         .await
         .map_err(ServiceError::not_found("agent profile"))?;
     if let Some(v) = req.name {
-        p.name = v.trim().into();
+        p.name = bounds::required_name("name", &v).map_err(invalid)?.into();
     }
     if let Some(v) = req.command {
-        p.command = v.trim().into();
+        p.command = bounds::required_name("command", &v).map_err(invalid)?.into();
     }
     if let Some(v) = req.args {
         p.args = v;

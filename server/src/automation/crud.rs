@@ -84,10 +84,7 @@ impl AutomationService {
             .get_workspace(workspace_id)
             .await
             .map_err(ServiceError::not_found("workspace"))?;
-        let name = req.name.trim();
-        if name.is_empty() {
-            return Err(ServiceError::Invalid("name is required".into()));
-        }
+        let name = bounds::required_name("name", &req.name).map_err(invalid)?;
         check_texts(
             name,
             req.description.as_deref().unwrap_or_default(),
@@ -154,10 +151,7 @@ impl AutomationService {
     pub async fn patch(&self, id: &str, req: PatchAutomation) -> ServiceResult<Automation> {
         let mut a = self.get(id).await?;
         if let Some(name) = req.name {
-            if name.trim().is_empty() {
-                return Err(ServiceError::Invalid("name is required".into()));
-            }
-            a.name = name.trim().to_string();
+            a.name = bounds::required_name("name", &name).map_err(invalid)?.to_string();
         }
         if let Some(n) = req.max_concurrent_runs {
             a.max_concurrent_runs = bounds::max_concurrent_runs(n).map_err(invalid)?;

@@ -81,11 +81,7 @@ impl BoardService {
             .get_workspace(workspace_id)
             .await
             .map_err(ServiceError::not_found("workspace"))?;
-        let title = req.title.trim();
-        if title.is_empty() {
-            return Err(ServiceError::Invalid("title is required".into()));
-        }
-        bounds::name("title", title).map_err(invalid)?;
+        let title = bounds::required_name("title", &req.title).map_err(invalid)?;
         bounds::text("description", req.description.as_deref().unwrap_or_default()).map_err(invalid)?;
         let mut base_branch = String::new();
         if let Some(repo_id) = req.repository_id.as_deref().filter(|r| !r.is_empty()) {
@@ -151,10 +147,7 @@ impl BoardService {
     pub async fn patch(&self, id: &str, req: PatchTask, actor: &Actor) -> ServiceResult<Task> {
         let task = self.get(id).await?;
         if let Some(title) = &req.title {
-            if title.trim().is_empty() {
-                return Err(ServiceError::Invalid("title must not be empty".into()));
-            }
-            bounds::name("title", title.trim()).map_err(invalid)?;
+            bounds::required_name("title", title).map_err(invalid)?;
         }
         if let Some(d) = &req.description {
             bounds::text("description", d).map_err(invalid)?;
@@ -164,7 +157,11 @@ impl BoardService {
         }
         let now = self.clock.now();
         if req.title.is_some() || req.description.is_some() {
-            let title = req.title.as_deref().map(str::trim).unwrap_or(&task.title);
+            let title = req
+                .title
+                .as_deref()
+                .map(kandev_core::schema::trim_space)
+                .unwrap_or(&task.title);
             let description = req.description.as_deref().unwrap_or(&task.description);
             self.store.update_task_text(id, title, description, now).await?;
         }
@@ -254,7 +251,7 @@ impl BoardService {
     /// A comment, authored by the actor's name (`agent` for an automation run).
     pub async fn add_comment(&self, id: &str, body: &str, actor: &Actor) -> ServiceResult<Comment> {
         let task = self.get(id).await?;
-        if body.trim().is_empty() {
+        if kandev_core::schema::is_blank(body) {
             return Err(ServiceError::Invalid("body is required".into()));
         }
         bounds::text("body", body).map_err(invalid)?;

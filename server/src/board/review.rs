@@ -53,7 +53,12 @@ impl BoardService {
         let task = self.get(id).await?;
         kandev_core::bounds::text("summary", req.summary.as_deref().unwrap_or_default())
             .map_err(|e| ServiceError::Invalid(e.0))?;
-        let pr = match req.pr_url.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
+        let pr = match req
+            .pr_url
+            .as_deref()
+            .map(kandev_core::schema::trim_space)
+            .filter(|u| !u.is_empty())
+        {
             Some(url) => Some(
                 PrRef::parse(url)
                     .ok_or_else(|| ServiceError::Invalid(format!("pr_url is not a GitHub pull request: {url}")))?,
@@ -160,7 +165,7 @@ impl BoardService {
 
     pub async fn reject(&self, id: &str, req: RejectRequest, actor: &Actor) -> ServiceResult<Task> {
         let task = self.get(id).await?;
-        let reason = req.reason.trim();
+        let reason = kandev_core::schema::trim_space(&req.reason);
         if reason.is_empty() {
             return Err(ServiceError::Invalid("reason is required".into()));
         }

@@ -83,7 +83,7 @@ pub async fn reply(
     ApiPath(id): ApiPath<String>,
     ApiJson(req): ApiJson<ReplyRequest>,
 ) -> HttpResult<StatusCode> {
-    if req.text.trim().is_empty() {
+    if kandev_core::schema::is_blank(&req.text) {
         return Err(ServiceError::Invalid("text is required".into()).into());
     }
     kandev_core::bounds::text("text", &req.text).map_err(|e| ServiceError::Invalid(e.0))?;

@@ -89,10 +89,9 @@ pub async fn create_token(
     caller: Caller,
     ApiJson(req): ApiJson<CreateToken>,
 ) -> HttpResult<(StatusCode, Json<CreatedToken>)> {
-    let user = caller
-        .user_id
-        .as_deref()
-        .ok_or_else(|| ServiceError::Invalid("the admin token is no user: sign in as a user to make tokens".into()))?;
+    let user = caller.user_id.as_deref().ok_or_else(|| {
+        ServiceError::Forbidden("the admin token is no user: sign in as a user to make tokens".into())
+    })?;
     let created = bootstrap::create_token(&s.store, user, &req.name, s.clock.now()).await?;
     Ok((StatusCode::CREATED, Json(created)))
 }

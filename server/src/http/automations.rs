@@ -48,6 +48,7 @@ pub fn routes() -> ApiRoutes {
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct LimitParams {
     /// How many, newest first (1–500; default 50).
     #[param(minimum = 1, maximum = 500)]

@@ -19,8 +19,15 @@ where
     type Rejection = HttpError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match axum::Json::<T>::from_request(req, state).await {
-            Ok(axum::Json(v)) => Ok(ApiJson(v)),
+        // Every body of this API is a JSON object; serde would also read a
+        // struct from an array, which the document does not allow.
+        match axum::Json::<serde_json::Value>::from_request(req, state).await {
+            Ok(axum::Json(v)) if v.is_object() => serde_json::from_value(v)
+                .map(ApiJson)
+                .map_err(|e| HttpError(ServiceError::BadRequest(format!("invalid JSON body: {e}")))),
+            Ok(_) => Err(HttpError(ServiceError::BadRequest(
+                "the body must be a JSON object".into(),
+            ))),
             Err(JsonRejection::BytesRejection(e)) if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => {
                 Err(HttpError(ServiceError::TooLarge("request body is too large".into())))
             }
@@ -51,6 +58,12 @@ where
 pub fn optional_json<T: DeserializeOwned + Default>(body: &[u8]) -> Result<T, HttpError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(T::default());
+    }
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if first != Some(&b'{') {
+        return Err(HttpError(ServiceError::BadRequest(
+            "the body must be a JSON object".into(),
+        )));
     }
     serde_json::from_slice(body).map_err(|e| HttpError(ServiceError::BadRequest(format!("invalid JSON body: {e}"))))
 }

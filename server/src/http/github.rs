@@ -83,6 +83,7 @@ pub async fn restore_pr(
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct TaskPrParams {
     /// `open`, `closed` or `merged`; all when absent.
     state: Option<String>,
@@ -108,6 +109,7 @@ pub async fn workspace_task_prs(
 
 /// The workspace the helper acts for (the guard has checked the caller may).
 #[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct WorkspaceParam {
     #[allow(dead_code)]
     workspace_id: String,
@@ -135,6 +137,7 @@ pub async fn orgs(State(s): State<AppState>, place: InWorkspace) -> HttpResult<J
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct SearchParams {
     #[allow(dead_code)]
     workspace_id: String,
@@ -152,15 +155,15 @@ pub async fn search_repos(
     ApiQuery(p): ApiQuery<SearchParams>,
 ) -> HttpResult<Json<RepoSearch>> {
     let (ws, settings) = workspace_settings(&s, &place).await?;
-    let org = p.org.trim().to_string();
-    if org.is_empty() {
+    if kandev_core::schema::is_blank(&p.org) {
         return Err(ServiceError::BadRequest("org is required".into()).into());
     }
-    if org.len() > 100 || p.q.len() > 256 {
+    if p.org.chars().count() > 100 || p.q.chars().count() > 256 {
         return Err(ServiceError::Invalid("org or q is too long".into()).into());
     }
+    let org = kandev_core::schema::trim_space(&p.org).to_string();
     tracing::info!(workspace_id = %ws, org = %org, q = %p.q, "repository search");
-    let query = format!("user:{} {} in:name", org.trim(), p.q.trim());
+    let query = format!("user:{org} {} in:name", kandev_core::schema::trim_space(&p.q));
     let found = s.github.client().search_repositories(&query).await.map_err(upstream)?;
     let repos = found
         .items

@@ -6,6 +6,9 @@
 use std::sync::OnceLock;
 
 use kandev_core::access::{Level, Need, route_need};
+use kandev_core::board::TaskStatus;
+use kandev_core::schema::{ENV_KEY, NOT_BLANK, PR_REF, REPO_SEGMENT, SCHEDULE, USERNAME};
+use kandev_core::trigger::TriggerType;
 use serde_json::{Map, Value, json};
 use utoipa::OpenApi;
 
@@ -134,8 +137,224 @@ fn error(description: &str) -> Value {
     })
 }
 
+/// A required name or title: `kandev_core::bounds::required_name`.
+fn name_rule() -> Value {
+    json!({"minLength": 1, "maxLength": 500, "pattern": NOT_BLANK})
+}
+
+/// The request fields whose rules the server checks beyond their type, so
+/// the document is as strict as the server (and never stricter).
+fn field_rules() -> Vec<(&'static str, &'static str, Value)> {
+    let creatable: Vec<&str> = TaskStatus::ALL
+        .into_iter()
+        .filter(|s| *s != TaskStatus::HumanReview)
+        .map(TaskStatus::as_str)
+        .collect();
+    let long = "at most 64 KiB (UTF-8)";
+    vec![
+        ("CreateWorkspace", "name", name_rule()),
+        (
+            "CreateRepository",
+            "owner",
+            json!({"maxLength": 100, "pattern": REPO_SEGMENT}),
+        ),
+        (
+            "CreateRepository",
+            "name",
+            json!({"maxLength": 100, "pattern": REPO_SEGMENT}),
+        ),
+        ("CreateRepository", "default_branch", json!({"maxLength": 500})),
+        ("CreateRepository", "provider", json!({"maxLength": 500})),
+        ("CreateRepository", "local_path", json!({"maxLength": 500})),
+        ("CreateTask", "title", name_rule()),
+        ("CreateTask", "description", json!({"description": long})),
+        (
+            "CreateTask",
+            "status",
+            json!({"oneOf": [{"type": "string", "enum": creatable}, {"type": "null"}]}),
+        ),
+        ("PatchTask", "title", name_rule()),
+        ("PatchTask", "description", json!({"description": long})),
+        (
+            "CreateComment",
+            "body",
+            json!({"pattern": NOT_BLANK, "description": long}),
+        ),
+        ("ReviewRequest", "pr_url", json!({"pattern": PR_REF})),
+        ("ReviewRequest", "summary", json!({"description": long})),
+        (
+            "RejectRequest",
+            "reason",
+            json!({"pattern": NOT_BLANK, "description": long}),
+        ),
+        ("ApproveRequest", "reason", json!({"description": long})),
+        ("CreateAutomation", "name", name_rule()),
+        ("CreateAutomation", "task_title_template", json!({"maxLength": 500})),
+        ("CreateAutomation", "prompt", json!({"description": long})),
+        ("CreateAutomation", "description", json!({"description": long})),
+        (
+            "CreateAutomation",
+            "max_concurrent_runs",
+            json!({"minimum": i64::MIN, "maximum": 100,
+            "description": "1 to 100 (default 1); 0 or less becomes 1"}),
+        ),
+        ("PatchAutomation", "name", name_rule()),
+        ("PatchAutomation", "task_title_template", json!({"maxLength": 500})),
+        (
+            "PatchAutomation",
+            "max_concurrent_runs",
+            json!({"minimum": 1, "maximum": 100}),
+        ),
+        ("CreateAgentProfile", "name", name_rule()),
+        ("CreateAgentProfile", "command", name_rule()),
+        ("CreateAgentProfile", "args", json!({"maxItems": 64})),
+        (
+            "CreateAgentProfile",
+            "env",
+            json!({"maxProperties": 64, "propertyNames": {"pattern": ENV_KEY, "maxLength": 500}}),
+        ),
+        ("PatchAgentProfile", "name", name_rule()),
+        ("PatchAgentProfile", "command", name_rule()),
+        ("PatchAgentProfile", "args", json!({"maxItems": 64})),
+        (
+            "PatchAgentProfile",
+            "env",
+            json!({"maxProperties": 64, "propertyNames": {"pattern": ENV_KEY, "maxLength": 500}}),
+        ),
+        ("CreateToken", "name", name_rule()),
+        ("CreateUser", "username", json!({"pattern": USERNAME})),
+        ("CreateUser", "password", json!({"minLength": 8, "maxLength": 1024})),
+        (
+            "GithubWorkspaceSettings",
+            "merge_method",
+            json!({"enum": kandev_core::api::MERGE_METHODS}),
+        ),
+        // A null reads as empty (`kandev_core::lenient`).
+        ("RepoFilter", "owner", json!({"type": ["string", "null"]})),
+        ("RepoFilter", "name", json!({"type": ["string", "null"]})),
+        (
+            "ReplyRequest",
+            "text",
+            json!({"pattern": NOT_BLANK, "description": long}),
+        ),
+    ]
+}
+
+/// `NewTrigger`: a scheduled trigger's config is checked at save; the others'
+/// are stored as given.
+fn new_trigger_schema() -> Value {
+    let others: Vec<&str> = TriggerType::ALL
+        .into_iter()
+        .filter(|t| *t != TriggerType::Scheduled)
+        .map(TriggerType::as_str)
+        .collect();
+    let mut zones: Vec<&str> = vec![""];
+    zones.extend(kandev_core::cron::timezone_names());
+    let enabled = json!({"type": ["boolean", "null"]});
+    json!({"oneOf": [
+        {"type": "object", "required": ["type"], "additionalProperties": false, "properties": {
+            "type": {"type": "string", "const": "scheduled"},
+            "config": {"type": "object", "properties": {
+                "cron_expression": {"type": ["string", "null"], "pattern": SCHEDULE,
+                    "description": "blank (never fires), a descriptor, `@every <duration>` (1 s to 366 days), \
+                        or a 5-field cron expression that has a next run, optionally prefixed `TZ=<zone> `"},
+                "timezone": {"oneOf": [{"type": "string", "enum": zones}, {"type": "null"}]}
+            }},
+            "enabled": enabled
+        }},
+        {"type": "object", "required": ["type"], "additionalProperties": false, "properties": {
+            "type": {"type": "string", "enum": others},
+            "config": {"description": "stored as given"},
+            "enabled": enabled
+        }}
+    ]})
+}
+
+/// Merges each rule into its property; returns the rules that found no
+/// property (a renamed field must not silently lose its rule).
+fn apply_rules(doc: &mut Value) -> Vec<String> {
+    let mut missing = vec![];
+    for (schema, field, rule) in field_rules() {
+        let pointer = format!("/components/schemas/{schema}/properties/{field}");
+        match (doc.pointer_mut(&pointer), rule) {
+            (Some(Value::Object(target)), Value::Object(extra)) => {
+                if extra.contains_key("oneOf") {
+                    target.remove("type");
+                    target.remove("$ref");
+                }
+                target.extend(extra);
+            }
+            _ => missing.push(pointer),
+        }
+    }
+    match doc.pointer_mut("/components/schemas/NewTrigger") {
+        Some(s) => *s = new_trigger_schema(),
+        None => missing.push("NewTrigger".into()),
+    }
+    for (pointer, name, rule) in parameter_rules() {
+        let Some(Value::Array(params)) = doc.pointer_mut(pointer) else {
+            missing.push(format!("{pointer} {name}"));
+            continue;
+        };
+        let target = params
+            .iter_mut()
+            .find(|p| p["name"] == name)
+            .and_then(|p| p.get_mut("schema"));
+        match (target, rule) {
+            (Some(Value::Object(schema)), Value::Object(rule)) => schema.extend(rule),
+            _ => missing.push(format!("{pointer} {name}")),
+        }
+    }
+    missing
+}
+
+/// Parameters with rules beyond their type: `(operation's parameters, name, rule)`.
+fn parameter_rules() -> Vec<(&'static str, &'static str, Value)> {
+    let ws = json!({"minLength": 1});
+    vec![
+        (
+            "/paths/~1api~1v1~1github~1repos~1search/get/parameters",
+            "org",
+            json!({"pattern": NOT_BLANK, "maxLength": 100}),
+        ),
+        (
+            "/paths/~1api~1v1~1github~1repos~1search/get/parameters",
+            "q",
+            json!({"maxLength": 256}),
+        ),
+        (
+            "/paths/~1api~1v1~1github~1repos~1search/get/parameters",
+            "workspace_id",
+            ws.clone(),
+        ),
+        (
+            "/paths/~1api~1v1~1github~1orgs/get/parameters",
+            "workspace_id",
+            ws.clone(),
+        ),
+        (
+            "/paths/~1api~1v1~1github~1workspace-settings/get/parameters",
+            "workspace_id",
+            ws.clone(),
+        ),
+        (
+            "/paths/~1api~1v1~1github~1workspace-settings/put/parameters",
+            "workspace_id",
+            ws,
+        ),
+        (
+            "/paths/~1api~1v1~1automations~1webhook~1{id}/post/parameters",
+            "id",
+            json!({"pattern": NOT_BLANK}),
+        ),
+    ]
+}
+
 fn build() -> Value {
     let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_else(|_| json!({}));
+    for pointer in apply_rules(&mut doc) {
+        tracing::error!(%pointer, "an OpenAPI field rule found no field");
+    }
     doc["components"]["securitySchemes"] = json!({
         "bearer": {"type": "http", "scheme": "bearer", "description": "an API token (`kdv_…`) or KANDEV_ADMIN_TOKEN"},
         "cookie": {"type": "apiKey", "in": "cookie", "name": kandev_core::api::SESSION_COOKIE,
@@ -223,6 +442,9 @@ fn complete(path: &str, method: &str, op: &mut Map<String, Value>) {
     if has_body || is_webhook {
         add("413", "the body is too large");
     }
+    if is_webhook {
+        add("403", "deliveries are refused: no webhook secret is configured");
+    }
     if has_body || has_query {
         add("422", "valid JSON or parameters that break a rule or a bound");
     }
@@ -240,4 +462,19 @@ fn complete(path: &str, method: &str, op: &mut Map<String, Value>) {
         add("503", "GitHub (or the merger) is not available");
     }
     op.insert("responses".into(), Value::Object(responses));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_field_rule_lands_on_a_field() {
+        let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap();
+        assert_eq!(apply_rules(&mut doc), Vec::<String>::new());
+        assert_eq!(
+            doc["components"]["schemas"]["CreateUser"]["properties"]["username"]["pattern"],
+            USERNAME
+        );
+    }
 }

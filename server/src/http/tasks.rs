@@ -33,6 +33,7 @@ pub fn routes() -> ApiRoutes {
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListParams {
     #[serde(default)]
     include_archived: bool,

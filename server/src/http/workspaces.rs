@@ -10,6 +10,7 @@ use super::extract::{ApiJson, ApiPath};
 use super::{ApiRoutes, AppState};
 use crate::access::Caller;
 use crate::error::ServiceError;
+use kandev_core::schema::is_repo_segment;
 
 pub fn routes() -> ApiRoutes {
     ApiRoutes::new()
@@ -27,11 +28,7 @@ pub async fn create(
     caller: Caller,
     ApiJson(req): ApiJson<CreateWorkspace>,
 ) -> HttpResult<(StatusCode, Json<Workspace>)> {
-    let name = req.name.trim();
-    if name.is_empty() {
-        return Err(ServiceError::Invalid("name is required".into()).into());
-    }
-    kandev_core::bounds::name("name", name).map_err(|e| ServiceError::Invalid(e.0))?;
+    let name = kandev_core::bounds::required_name("name", &req.name).map_err(|e| ServiceError::Invalid(e.0))?;
     // The creator owns it; the admin token is nobody, so its workspaces start without members.
     let w = s
         .store
@@ -67,22 +64,11 @@ pub async fn create_repository(
     ApiPath(ws): ApiPath<String>,
     ApiJson(req): ApiJson<CreateRepository>,
 ) -> HttpResult<(StatusCode, Json<Repository>)> {
-    let (owner, name) = (req.owner.trim(), req.name.trim());
-    if owner.is_empty() || name.is_empty() {
-        return Err(ServiceError::Invalid("owner and name are required".into()).into());
-    }
-    let valid = |v: &str| {
-        v.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-    };
-    if !valid(owner)
-        || !valid(name)
-        || [owner, name]
-            .iter()
-            .any(|v| v.len() > 100 || v.trim_matches('.').is_empty())
-    {
+    let (owner, name) = (req.owner.as_str(), req.name.as_str());
+    // Identifiers, taken as given (`kandev_core::schema::REPO_SEGMENT`).
+    if !is_repo_segment(owner) || !is_repo_segment(name) {
         return Err(ServiceError::Invalid(
-            "owner and name may hold letters, digits, '-', '_' and '.' only (at most 100, not only dots)".into(),
+            "owner and name are 1 to 100 of letters, digits, '-', '_' and '.' (not only dots)".into(),
         )
         .into());
     }

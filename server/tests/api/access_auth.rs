@@ -391,3 +391,64 @@ async fn an_unserved_method_answers_405_with_allow() {
     assert_eq!(r.headers()["allow"], "GET, PATCH, DELETE, HEAD");
     app.stop().await;
 }
+
+/// Runs the `kandev` binary with `args` against `database_url`, feeding `stdin`.
+fn kandev(args: &[&str], database_url: &str, stdin: &str) -> (bool, String) {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kandev"))
+        .args(args)
+        .env("KANDEV_DATABASE_URL", database_url)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_command_line_adds_users_and_makes_tokens_against_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/kandev.db", dir.path().display());
+    let (ok, out) = kandev(&["user", "add", "Alice", "--password-stdin"], &db, "alice-password\n");
+    assert!(ok, "{out}");
+    assert!(out.contains("added user alice"), "{out}");
+    let (ok, out) = kandev(&["user", "add", "root", "--admin"], &db, "");
+    assert!(ok, "{out}");
+    let root_password = out
+        .lines()
+        .find_map(|l| l.strip_prefix("password: "))
+        .expect("a generated password")
+        .to_string();
+    let (ok, out) = kandev(&["user", "add", "alice"], &db, "");
+    assert!(!ok && out.contains("already exists"), "{out}");
+    let (ok, out) = kandev(&["token", "create", "--user", "alice", "--name", "ci"], &db, "");
+    assert!(ok, "{out}");
+    let token = out.trim().to_string();
+    assert!(token.starts_with("kdv_"), "{token}");
+    let (ok, out) = kandev(&["token", "create", "--user", "nobody"], &db, "");
+    assert!(!ok && out.contains("no user nobody"), "{out}");
+    let app = Spawn::new(Db::Sqlite)
+        .settings(move |s| s.database_url = db)
+        .start()
+        .await;
+    let me = reqwest::Client::new()
+        .get(format!("{}/api/v1/me", app.base))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    let me: Value = me.json().await.unwrap();
+    assert_eq!(me["username"], "alice");
+    assert_eq!(login(&app, "alice", "alice-password").await.0, StatusCode::OK);
+    let (_, root, _) = login(&app, "root", &root_password).await;
+    assert_eq!(root["admin"], true);
+    app.stop().await;
+}
