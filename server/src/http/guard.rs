@@ -22,7 +22,6 @@ use super::AppState;
 use super::error::HttpError;
 use crate::access::{Caller, Via};
 use crate::error::{ServiceError, ServiceResult};
-use crate::store::ResourceKind;
 
 /// The workspace a guarded request acts in, and the caller's standing there.
 #[derive(Debug, Clone)]
@@ -177,17 +176,6 @@ async fn admit(s: &AppState, req: &mut Request) -> ServiceResult<()> {
     Ok(())
 }
 
-fn resource_kind(scope: Scope) -> ResourceKind {
-    match scope {
-        Scope::Workspace | Scope::QueryWorkspace => ResourceKind::Workspace,
-        Scope::Task => ResourceKind::Task,
-        Scope::Automation => ResourceKind::Automation,
-        Scope::Trigger => ResourceKind::Trigger,
-        Scope::Run => ResourceKind::Run,
-        Scope::Session => ResourceKind::Session,
-    }
-}
-
 async fn workspace_access(
     s: &AppState,
     req: &mut Request,
@@ -197,11 +185,7 @@ async fn workspace_access(
 ) -> ServiceResult<InWorkspace> {
     let id = resource_id(req, scope).await?;
     let hidden = || ServiceError::NotFound(format!("{} not found", scope.noun()));
-    let workspace_id = s
-        .store
-        .workspace_of(resource_kind(scope), &id)
-        .await?
-        .ok_or_else(hidden)?;
+    let workspace_id = s.store.workspace_of(scope, &id).await?.ok_or_else(hidden)?;
     let role = s.access.role(caller, &workspace_id).await?;
     match decide(caller.admin, role, level) {
         Verdict::Allow => Ok(InWorkspace {
@@ -240,16 +224,18 @@ async fn resource_id(req: &mut Request, scope: Scope) -> ServiceResult<String> {
         .ok_or_else(|| ServiceError::NotFound("no such route".into()))
 }
 
+/// What the guard put in the request for the handler; its absence means the
+/// route was not guarded as the handler expects, which fails closed.
+fn admitted<T: Clone + Send + Sync + 'static>(parts: &Parts, missing: ServiceError) -> Result<T, HttpError> {
+    parts.extensions.get::<T>().cloned().ok_or(HttpError(missing))
+}
+
 /// Handlers take the caller the guard admitted.
 impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
     type Rejection = HttpError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        parts
-            .extensions
-            .get::<Caller>()
-            .cloned()
-            .ok_or_else(|| HttpError(ServiceError::Unauthorized("not signed in".into())))
+        admitted(parts, ServiceError::Unauthorized("not signed in".into()))
     }
 }
 
@@ -257,10 +243,6 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for InWorkspace {
     type Rejection = HttpError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        parts
-            .extensions
-            .get::<InWorkspace>()
-            .cloned()
-            .ok_or_else(|| HttpError(ServiceError::NotFound("no such route".into())))
+        admitted(parts, ServiceError::NotFound("no such route".into()))
     }
 }

@@ -1,7 +1,7 @@
 //! Workspace members and their roles.
 
 use chrono::{DateTime, Utc};
-use kandev_core::access::Role;
+use kandev_core::access::{Role, Scope};
 use kandev_core::api::{Member, MyWorkspace};
 use sqlx::any::AnyRow;
 
@@ -125,35 +125,24 @@ impl Store {
         .collect()
     }
 
-    /// The workspace a resource lives in: `kind` names its table's lookup.
-    /// `None` when the resource does not exist.
-    pub async fn workspace_of(&self, kind: ResourceKind, id: &str) -> StoreResult<Option<String>> {
-        let sql = match kind {
-            ResourceKind::Workspace => "SELECT id AS ws FROM workspaces WHERE id = $1",
-            ResourceKind::Task => "SELECT workspace_id AS ws FROM tasks WHERE id = $1",
-            ResourceKind::Automation => "SELECT workspace_id AS ws FROM automations WHERE id = $1",
-            ResourceKind::Trigger => {
+    /// The workspace the resource a route's scope names lives in. `None` when
+    /// the resource does not exist.
+    pub async fn workspace_of(&self, scope: Scope, id: &str) -> StoreResult<Option<String>> {
+        let sql = match scope {
+            Scope::Workspace | Scope::QueryWorkspace => "SELECT id AS ws FROM workspaces WHERE id = $1",
+            Scope::Task => "SELECT workspace_id AS ws FROM tasks WHERE id = $1",
+            Scope::Automation => "SELECT workspace_id AS ws FROM automations WHERE id = $1",
+            Scope::Trigger => {
                 "SELECT a.workspace_id AS ws FROM automation_triggers t JOIN automations a ON a.id = t.automation_id WHERE t.id = $1"
             }
-            ResourceKind::Run => {
+            Scope::Run => {
                 "SELECT a.workspace_id AS ws FROM automation_runs r JOIN automations a ON a.id = r.automation_id WHERE r.id = $1"
             }
-            ResourceKind::Session => {
+            Scope::Session => {
                 "SELECT t.workspace_id AS ws FROM agent_sessions s JOIN tasks t ON t.id = s.task_id WHERE s.id = $1"
             }
         };
         let row = sqlx::query(sql).bind(id).fetch_optional(&self.pool).await?;
         row.as_ref().map(|r| r.text("ws")).transpose()
     }
-}
-
-/// The kinds of resource a route can name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResourceKind {
-    Workspace,
-    Task,
-    Automation,
-    Trigger,
-    Run,
-    Session,
 }

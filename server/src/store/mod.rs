@@ -21,7 +21,6 @@ pub use agents::SessionRecord;
 pub use automations::{AutomationBrief, AutomationRecord, NewAutomation, TriggerRecord, TriggerWithAutomation};
 pub use evaluations::EvaluationRecord;
 pub use github_state::MergerJob;
-pub use members::ResourceKind;
 pub use runs::{NewRun, RunRecord, RunView};
 pub use task_prs::TaskPrListing;
 pub use tasks::{EventRecord, NewTask, TaskRecord};

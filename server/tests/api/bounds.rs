@@ -8,7 +8,7 @@ use kandev_server::github_sim::NewPr;
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::github_support::simulator;
+use crate::github_support::{approve_with_pr, fast, simulator};
 use crate::logs::capture;
 use crate::support::{Db, Spawn, eventually, spawn_app};
 
@@ -133,27 +133,9 @@ async fn a_huge_ci_wait_comment_is_ignored_and_the_merge_goes_on() {
     let gh = simulator().await;
     let (n, sha) = gh.open("Ship");
     gh.green_build(&sha);
-    let app = gh
-        .app(Db::Sqlite)
-        .settings_more(|s| s.merger_poll_interval = Duration::from_millis(20))
-        .start()
-        .await;
-    let ws = app.workspace_with_repo("W").await;
-    let r = app
-        .post(
-            &format!("/api/v1/workspaces/{ws}/tasks"),
-            json!({"title": "Ship", "status": "running",
-                   "description": "ci_wait_timeout_minutes=99999999999999999999999 and ci_wait_timeout_minutes=5000000000"}),
-        )
-        .await;
-    let t = r.body["id"].as_str().unwrap().to_string();
-    app.post(
-        &format!("/api/v1/tasks/{t}/review"),
-        json!({"pr_url": format!("https://github.com/acme/api/pull/{n}")}),
-    )
-    .await;
-    let r = app.post(&format!("/api/v1/tasks/{t}/approve"), json!({})).await;
-    assert_eq!(r.body["status"], "merge_triggered", "{}", r.body);
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let huge = "ci_wait_timeout_minutes=99999999999999999999999 and ci_wait_timeout_minutes=5000000000";
+    let t = approve_with_pr(&app, n, huge).await;
     eventually("the merge to finish", Duration::from_secs(20), || async {
         app.task_json(&t).await["status"] == "done"
     })
@@ -167,45 +149,19 @@ async fn a_branch_named_with_hash_deletes_exactly_that_branch() {
     let gh = simulator().await;
     // A PR whose branch is "fix" and one whose branch is "fix#1": unencoded,
     // the second's delete would reach the first's branch.
-    gh.sim
-        .open_pr(
-            "acme",
-            "api",
-            NewPr {
-                title: "plain".into(),
-                head: Some("fix".into()),
-                ..Default::default()
-            },
-        )
-        .unwrap();
-    let (n, sha) = gh
-        .sim
-        .open_pr(
-            "acme",
-            "api",
-            NewPr {
-                title: "hashed".into(),
-                head: Some("fix#1".into()),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let open = |branch: &str| {
+        let pr = NewPr {
+            title: branch.into(),
+            head: Some(branch.into()),
+            ..Default::default()
+        };
+        gh.sim.open_pr("acme", "api", pr).unwrap()
+    };
+    open("fix");
+    let (n, sha) = open("fix#1");
     gh.green_build(&sha);
-    let app = gh
-        .app(Db::Sqlite)
-        .settings_more(|s| s.merger_poll_interval = Duration::from_millis(20))
-        .start()
-        .await;
-    let ws = app.workspace_with_repo("W").await;
-    let t = app.task(&ws, "Ship").await;
-    app.patch(&format!("/api/v1/tasks/{t}"), json!({"status": "running"}))
-        .await;
-    app.post(
-        &format!("/api/v1/tasks/{t}/review"),
-        json!({"pr_url": format!("https://github.com/acme/api/pull/{n}")}),
-    )
-    .await;
-    app.post(&format!("/api/v1/tasks/{t}/approve"), json!({})).await;
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
     eventually("the merge to finish", Duration::from_secs(20), || async {
         app.task_json(&t).await["status"] == "done"
     })

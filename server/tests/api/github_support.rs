@@ -7,6 +7,7 @@ use kandev_core::events::{FromPayload, TASK_PR_UPDATED};
 use kandev_core::task_pr::TaskPr;
 use kandev_server::bus::{Subscription, handler};
 use kandev_server::github_sim::{NewPr, Simulator};
+use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::support::{Db, Spawn, TestApp};
@@ -116,4 +117,35 @@ impl TestApp {
     pub async fn sweep(&self) -> kandev_server::github::poller::SweepReport {
         kandev_server::github::poller::sweep(&self.services().github, self.services().settings.pr_settle_period).await
     }
+}
+
+/// An app whose merger re-reads every 20 ms.
+pub fn fast(sim: &Sim, db: Db) -> Spawn {
+    sim.app(db)
+        .settings_more(|s| s.merger_poll_interval = Duration::from_millis(20))
+}
+
+/// A task handed to review with the PR, then approved.
+pub async fn approve_with_pr(app: &TestApp, number: i64, description: &str) -> String {
+    let ws = app.workspace_with_repo("W").await;
+    let r = app
+        .post(
+            &format!("/api/v1/workspaces/{ws}/tasks"),
+            json!({"title": "Ship", "description": description, "status": "running"}),
+        )
+        .await;
+    let t = r.body["id"].as_str().unwrap().to_string();
+    let r = app
+        .post(
+            &format!("/api/v1/tasks/{t}/review"),
+            json!({"summary": "ready", "pr_url": format!("https://github.com/acme/api/pull/{number}")}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = app.post(&format!("/api/v1/tasks/{t}/approve"), json!({})).await;
+    assert_eq!(
+        r.body,
+        json!({"status": "merge_triggered", "pr_url": format!("https://github.com/acme/api/pull/{number}")})
+    );
+    t
 }

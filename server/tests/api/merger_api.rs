@@ -10,38 +10,8 @@ use kandev_server::github_sim::{Faults, NewPr, PrPatch};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::github_support::{Sim, simulator};
-use crate::support::{Db, Spawn, TestApp, eventually};
-
-fn fast(sim: &Sim, db: Db) -> Spawn {
-    sim.app(db)
-        .settings_more(|s| s.merger_poll_interval = Duration::from_millis(20))
-}
-
-/// A task handed to review with the PR, then approved.
-async fn approve_with_pr(app: &TestApp, number: i64, description: &str) -> String {
-    let ws = app.workspace_with_repo("W").await;
-    let r = app
-        .post(
-            &format!("/api/v1/workspaces/{ws}/tasks"),
-            json!({"title": "Ship", "description": description, "status": "running"}),
-        )
-        .await;
-    let t = r.body["id"].as_str().unwrap().to_string();
-    let r = app
-        .post(
-            &format!("/api/v1/tasks/{t}/review"),
-            json!({"summary": "ready", "pr_url": format!("https://github.com/acme/api/pull/{number}")}),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-    let r = app.post(&format!("/api/v1/tasks/{t}/approve"), json!({})).await;
-    assert_eq!(
-        r.body,
-        json!({"status": "merge_triggered", "pr_url": format!("https://github.com/acme/api/pull/{number}")})
-    );
-    t
-}
+use crate::github_support::{approve_with_pr, fast, simulator};
+use crate::support::{Db, TestApp, eventually};
 
 /// Waits for the merger to finish the task in `status`, with its closing event
 /// written (the status moves first, the event follows it).
