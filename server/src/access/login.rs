@@ -76,6 +76,7 @@ impl Access {
         match user.filter(|_| matches) {
             Some(u) => {
                 self.store.clear_login_throttle(&name).await?;
+                self.store.prune_access(now).await?;
                 let cookie = credentials::random_hex::<32>()?;
                 let expires_at = now + Duration::days(SESSION_DAYS);
                 self.store

@@ -237,6 +237,20 @@ impl Store {
         Ok(())
     }
 
+    /// Forgets expired sessions, and failure counts a day past their wait
+    /// (names an attacker sprayed would otherwise pile up).
+    pub async fn prune_access(&self, now: DateTime<Utc>) -> StoreResult<()> {
+        sqlx::query("DELETE FROM web_sessions WHERE expires_at <= $1")
+            .bind(time_to_text(now))
+            .execute(&self.pool)
+            .await?;
+        sqlx::query("DELETE FROM login_throttle WHERE blocked_until <= $1")
+            .bind(time_to_text(now - chrono::Duration::days(1)))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     /// `(failures, blocked_until)` for a username, if it has failed lately.
     pub async fn login_throttle(&self, username: &str) -> StoreResult<Option<(u32, DateTime<Utc>)>> {
         let row = sqlx::query("SELECT failures, blocked_until FROM login_throttle WHERE username = $1")

@@ -452,3 +452,20 @@ async fn the_command_line_adds_users_and_makes_tokens_against_the_database() {
     assert_eq!(root["admin"], true);
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sign_in_sweeps_expired_sessions_and_stale_failure_counts() {
+    let app = spawn_app(Db::Sqlite).await;
+    let alice = app.person("alice", false).await;
+    app.exec("INSERT INTO login_throttle (username, failures, blocked_until) VALUES ('sprayed', 3, '2020-01-01T00:00:00.000000Z')")
+        .await;
+    app.exec(&format!(
+        "INSERT INTO web_sessions (id_hash, user_id, created_at, expires_at) VALUES ('old', '{}', '2020-01-01T00:00:00.000000Z', '2020-01-15T00:00:00.000000Z')",
+        alice.id
+    ))
+    .await;
+    assert_eq!(login(&app, "alice", "password-1234").await.0, StatusCode::OK);
+    assert_eq!(app.count("login_throttle").await, 0);
+    assert_eq!(app.count("web_sessions").await, 1, "only the new session is left");
+    app.stop().await;
+}
