@@ -30,6 +30,7 @@ use crate::board::BoardService;
 use crate::bus::Bus;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Settings;
+use crate::coord::{Leases, Outbox, new_replica_id};
 use crate::github::poller::Poller;
 use crate::github::{GithubClient, GithubService};
 use crate::http;
@@ -39,6 +40,7 @@ use crate::merger::{Merger, MergerHandle, MergerSettings};
 use crate::metrics::Metrics;
 use crate::orchestrator::{AgentRuntime, Orchestrator};
 use crate::store::Store;
+use crate::upkeep::Upkeep;
 
 pub use crate::state::Services;
 
@@ -72,6 +74,7 @@ struct Components {
     scheduler: Scheduler,
     pr_evaluator: PrEvaluator,
     poller: Poller,
+    upkeep: Upkeep,
 }
 
 pub struct Application {
@@ -93,16 +96,19 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
     let bus = if settings.nats_url.trim().is_empty() {
         Bus::memory()
     } else {
-        Bus::nats(settings.nats_url.trim()).await?
+        Bus::nats(settings.nats_url.trim(), &settings.nats_stream).await?
     };
     let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
     let live = LiveHub::default();
     let metrics = Metrics::default();
     let access = Arc::new(Access::new(store.clone(), clock.clone(), access_settings)?);
+    let outbox = Arc::new(Outbox::new(store.clone(), bus.clone(), clock.clone(), metrics.clone()));
+    let leases = Arc::new(Leases::new(store.clone(), clock.clone(), replica_id(&settings)));
     let board = Arc::new(BoardService::new(store.clone(), clock.clone(), live.clone()));
     let automation = Arc::new(AutomationService::new(
         store.clone(),
         bus.clone(),
+        outbox.clone(),
         clock.clone(),
         metrics.clone(),
         live.clone(),
@@ -117,6 +123,7 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
         clock.clone(),
         metrics.clone(),
         live.clone(),
+        leases.clone(),
     ));
     let runtime = Arc::new(AcpRuntime::new(
         store.clone(),
@@ -140,7 +147,7 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
     let github = Arc::new(GithubService::new(
         client,
         store.clone(),
-        bus.clone(),
+        outbox.clone(),
         live.clone(),
         clock.clone(),
         settings.github_webhook_secret.clone(),
@@ -156,6 +163,7 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
             poll_interval: settings.merger_poll_interval,
             default_timeout: settings.merger_ci_timeout,
         },
+        leases.clone(),
     ));
     board.set_merge_starter(Arc::new(MergerHandle(merger.clone())));
     Ok(Arc::new(Services {
@@ -165,6 +173,8 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
         clock,
         live,
         metrics,
+        outbox,
+        leases,
         access,
         board,
         automation,
@@ -174,6 +184,23 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
         merger,
         ready: AtomicBool::new(false),
     }))
+}
+
+/// This replica's name in leases: `KANDEV_REPLICA_ID`, else the host and the
+/// listen address — stable across restarts, so a restarted replica knows the
+/// leases it held before are dead. A port chosen at random (`:0`) gets a
+/// random name.
+fn replica_id(settings: &Settings) -> String {
+    if let Some(id) = settings.replica_id.as_deref().map(str::trim).filter(|i| !i.is_empty()) {
+        return id.to_string();
+    }
+    if settings.listen.ends_with(":0") {
+        return new_replica_id();
+    }
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_else(|_| "localhost".into());
+    format!("{}/{}", host.trim(), settings.listen)
 }
 
 /// The access settings, checked before anything starts.
@@ -220,16 +247,28 @@ impl Application {
         let components = Components {
             merged: MergedPrSubscriber::new(services.automation.clone()),
             push_ci: PushCiSubscriber::new(services.automation.clone()),
-            scheduler: Scheduler::new(services.automation.clone(), services.settings.scheduler_interval),
+            scheduler: Scheduler::new(
+                services.automation.clone(),
+                services.settings.scheduler_interval,
+                services.leases.clone(),
+            ),
             pr_evaluator: PrEvaluator::new(
                 services.automation.clone(),
                 services.github.client().clone(),
                 services.settings.pr_poll_interval,
+                services.leases.clone(),
             ),
             poller: Poller::new(
                 services.github.clone(),
                 services.settings.pr_poll_interval,
                 services.settings.pr_settle_period,
+                services.leases.clone(),
+            ),
+            upkeep: Upkeep::new(
+                services.leases.clone(),
+                services.outbox.clone(),
+                services.orchestrator.clone(),
+                services.merger.clone(),
             ),
         };
         if !services.github.client().is_configured() {
@@ -244,8 +283,13 @@ impl Application {
         }
         // 4. the poller, whose first sweep runs at once: every consumer is attached.
         components.poller.start().await;
-        // Unfinished merges resume from GitHub's state.
-        services.merger.resume_all().await;
+        // Leases this replica held before a restart are dead: release them
+        // now, then the upkeep relays what the outbox holds and resumes runs
+        // and merges nobody drives (its first pass runs at once).
+        if let Err(e) = services.store.release_leases_of(services.leases.replica()).await {
+            tracing::warn!(error = %e, "could not release this replica's earlier leases; they will expire");
+        }
+        components.upkeep.start().await;
         // 5. HTTP.
         let extra = McpEndpoints::new(services.store.clone(), services.board.clone(), services.access.clone()).routes();
         let routes = http::api_routes(extra);
@@ -301,11 +345,14 @@ impl Application {
         self.services.ready.store(false, Ordering::SeqCst);
         self.shutdown.cancel();
         let _ = self.server.await;
+        self.components.upkeep.stop().await;
         self.services.merger.shutdown().await;
         self.components.poller.stop().await;
         stop_automation(&self.components).await;
         self.services.orchestrator.stop().await;
         self.services.runtime.shutdown().await;
+        // A clean stop hands its work over at once.
+        self.services.leases.release_all().await;
         self.services.store.close().await;
     }
 

@@ -20,6 +20,13 @@ pub struct Settings {
     /// NATS server; empty selects the in-process bus.
     #[arg(long, env = "KANDEV_NATS_URL", default_value = "")]
     pub nats_url: String,
+    /// The JetStream stream (and subject prefix) this installation uses on
+    /// NATS: every replica of one installation must name the same.
+    #[arg(long, env = "KANDEV_NATS_STREAM", default_value = "kandev")]
+    pub nats_stream: String,
+    /// This replica's name in leases; default: the host name and listen address.
+    #[arg(long, env = "KANDEV_REPLICA_ID")]
+    pub replica_id: Option<String>,
     /// GitHub REST base URL (GitHub Enterprise, or a simulator).
     #[arg(long, env = "KANDEV_GITHUB_API_URL", default_value = "https://api.github.com")]
     pub github_api_url: String,
@@ -78,6 +85,8 @@ impl Settings {
             listen: "127.0.0.1:38080".into(),
             database_url: "sqlite://./kandev.db".into(),
             nats_url: String::new(),
+            nats_stream: "kandev".into(),
+            replica_id: None,
             github_api_url: "https://api.github.com".into(),
             github_token: None,
             github_webhook_secret: None,

@@ -59,6 +59,12 @@ impl From<StoreError> for ServiceError {
     }
 }
 
+impl From<sqlx::Error> for ServiceError {
+    fn from(e: sqlx::Error) -> Self {
+        StoreError::from(e).into()
+    }
+}
+
 impl ServiceError {
     /// Maps a store not-found to a specific message.
     pub fn not_found(what: &str) -> impl FnOnce(StoreError) -> ServiceError + '_ {

@@ -25,6 +25,9 @@ pub struct Metrics {
     runs: Family<Labels, Counter>,
     github_remaining: Family<Labels, Gauge>,
     github_requests: Family<Labels, Counter>,
+    outbox_published: Counter,
+    evaluations_dropped: Counter,
+    runs_recovered: Family<Labels, Counter>,
 }
 
 impl Default for Metrics {
@@ -59,8 +62,29 @@ impl Default for Metrics {
             "GitHub API requests, by status",
             github_requests.clone(),
         );
+        let outbox_published = Counter::default();
+        let evaluations_dropped = Counter::default();
+        let runs_recovered = Family::<Labels, Counter>::default();
+        registry.register(
+            "outbox_published",
+            "Events published from the outbox",
+            outbox_published.clone(),
+        );
+        registry.register(
+            "evaluation_records_dropped",
+            "Evaluation records dropped because the queue was full",
+            evaluations_dropped.clone(),
+        );
+        registry.register(
+            "runs_recovered",
+            "Runs whose agent died with its replica, by what recovery did",
+            runs_recovered.clone(),
+        );
         Metrics {
             registry: Arc::new(Mutex::new(registry)),
+            outbox_published,
+            evaluations_dropped,
+            runs_recovered,
             http_requests,
             http_duration,
             events_evaluated,
@@ -102,6 +126,19 @@ impl Metrics {
         self.github_requests
             .get_or_create(&labels(&[("status", &status.to_string())]))
             .inc();
+    }
+
+    pub fn outbox_published(&self) {
+        self.outbox_published.inc();
+    }
+
+    pub fn evaluation_dropped(&self) {
+        self.evaluations_dropped.inc();
+    }
+
+    /// `resumed` or `failed`.
+    pub fn run_recovered(&self, how: &str) {
+        self.runs_recovered.get_or_create(&labels(&[("outcome", how)])).inc();
     }
 
     /// The text exposition format.

@@ -3,11 +3,14 @@
 //! stopped (a stop waits for the pass in flight).
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+use crate::coord::Leases;
 
 #[derive(Default)]
 pub struct Periodic {
@@ -40,6 +43,32 @@ impl Periodic {
         true
     }
 
+    /// [`Periodic::start`] for singleton work: a pass runs only on the
+    /// replica holding the lease `name` (taken or renewed at each pass), so
+    /// replicas share one loop and a dead holder's loop moves within the
+    /// lease's lifetime.
+    pub async fn start_singleton<F, Fut>(
+        &self,
+        interval: Duration,
+        leases: Arc<Leases>,
+        name: &'static str,
+        mut pass: F,
+    ) -> bool
+    where
+        F: FnMut() -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.start(interval, move || {
+            let (leases, work) = (leases.clone(), pass());
+            async move {
+                if leases.try_hold(name).await {
+                    work.await;
+                }
+            }
+        })
+        .await
+    }
+
     pub async fn stop(&self) {
         if let Some((token, task)) = self.running.lock().await.take() {
             token.cancel();
@@ -50,7 +79,6 @@ impl Periodic {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;

@@ -12,6 +12,7 @@ use crate::board::BoardService;
 use crate::bus::Bus;
 use crate::clock::Clock;
 use crate::config::Settings;
+use crate::coord::{Leases, Outbox};
 use crate::github::GithubService;
 use crate::live::LiveHub;
 use crate::merger::Merger;
@@ -27,6 +28,8 @@ pub struct Services {
     pub clock: Arc<dyn Clock>,
     pub live: LiveHub,
     pub metrics: Metrics,
+    pub outbox: Arc<Outbox>,
+    pub leases: Arc<Leases>,
     pub access: Arc<Access>,
     pub board: Arc<BoardService>,
     pub automation: Arc<AutomationService>,

@@ -160,7 +160,9 @@ pub fn start() -> Result<Running, String> {
     sh::step("starting nats-server");
     let nats_port = free_port()?;
     let child = Command::new("nats-server")
-        .args(["-a", "127.0.0.1", "-p", &nats_port.to_string()])
+        // JetStream on: the bus keeps events in a stream with durable consumers.
+        .args(["-a", "127.0.0.1", "-p", &nats_port.to_string(), "-js", "-sd"])
+        .arg(base.join("nats"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

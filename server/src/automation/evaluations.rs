@@ -4,6 +4,7 @@
 
 use tokio::sync::{mpsc, oneshot};
 
+use crate::metrics::Metrics;
 use crate::store::{EvaluationRecord, Store};
 
 enum Msg {
@@ -13,10 +14,14 @@ enum Msg {
 
 #[derive(Clone)]
 pub struct EvaluationRecorder {
-    tx: mpsc::UnboundedSender<Msg>,
+    tx: mpsc::Sender<Msg>,
+    metrics: Metrics,
 }
 
 const BATCH: usize = 512;
+/// Records waiting to be written; past this a record is dropped (and counted)
+/// rather than held in memory or making the evaluation wait.
+const QUEUE: usize = 20_000;
 
 async fn write(store: &Store, batch: &mut Vec<EvaluationRecord>) {
     if batch.is_empty() {
@@ -29,8 +34,8 @@ async fn write(store: &Store, batch: &mut Vec<EvaluationRecord>) {
 }
 
 impl EvaluationRecorder {
-    pub fn start(store: Store) -> Self {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+    pub fn start(store: Store, metrics: Metrics) -> Self {
+        let (tx, mut rx) = mpsc::channel::<Msg>(QUEUE);
         tokio::spawn(async move {
             let mut batch = Vec::new();
             let mut waiters = Vec::new();
@@ -53,17 +58,19 @@ impl EvaluationRecorder {
                 }
             }
         });
-        EvaluationRecorder { tx }
+        EvaluationRecorder { tx, metrics }
     }
 
     pub fn record(&self, r: EvaluationRecord) {
-        let _ = self.tx.send(Msg::Record(r));
+        if let Err(mpsc::error::TrySendError::Full(_)) = self.tx.try_send(Msg::Record(r)) {
+            self.metrics.evaluation_dropped();
+        }
     }
 
     /// Waits until everything recorded so far is written.
     pub async fn flush(&self) {
         let (tx, rx) = oneshot::channel();
-        if self.tx.send(Msg::Flush(tx)).is_ok() {
+        if self.tx.send(Msg::Flush(tx)).await.is_ok() {
             let _ = rx.await;
         }
     }

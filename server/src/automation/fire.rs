@@ -104,12 +104,17 @@ impl AutomationService {
                 dedup_key: row_dedup_key(&req.trigger_type, &req.dedup_key, RunRow::CapSkipped),
                 trigger_data: req.data.clone(),
                 error_message: reason.clone(),
+                event_id: String::new(),
             };
             match self.store.insert_run(&row, now).await {
                 Ok(run_id) => {
                     self.metrics.run(RunStatus::Skipped.as_str());
                     self.live
                         .notify(&automation.workspace_id, kandev_core::api::LIVE_RUN_UPDATED, &run_id);
+                }
+                // Another replica recorded this very firing first.
+                Err(StoreError::Conflict(_)) => {
+                    tracing::debug!(automation_id = %automation.id, dedup_key = %req.dedup_key, "cap-skip already recorded")
                 }
                 Err(e) => {
                     tracing::warn!(automation_id = %automation.id, error = %e, "could not write the cap-skip run row")
@@ -136,7 +141,10 @@ impl AutomationService {
             trigger_data: req.data,
             dedup_key: req.dedup_key.clone(),
         };
-        self.bus
+        // Committed to the outbox before it counts as fired: a crash after
+        // this line loses nothing (the relay sends it), one before it lets the
+        // source event come again.
+        self.outbox
             .publish(
                 AUTOMATION_TRIGGERED,
                 SOURCE_AUTOMATION,

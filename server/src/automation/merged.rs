@@ -44,6 +44,7 @@ impl MergedPrSubscriber {
             .bus()
             .subscribe(
                 TASK_PR_UPDATED,
+                "merged",
                 handler(move |event| {
                     let service = service.clone();
                     async move { handle(&service, event).await }

@@ -23,6 +23,7 @@ use std::sync::{Arc, RwLock};
 use crate::board::BoardService;
 use crate::bus::Bus;
 use crate::clock::Clock;
+use crate::coord::Outbox;
 use crate::live::LiveHub;
 use crate::metrics::Metrics;
 use crate::store::Store;
@@ -30,6 +31,7 @@ use crate::store::Store;
 pub struct AutomationService {
     store: Store,
     bus: Bus,
+    outbox: Arc<Outbox>,
     clock: Arc<dyn Clock>,
     metrics: Metrics,
     live: LiveHub,
@@ -42,15 +44,17 @@ impl AutomationService {
     pub fn new(
         store: Store,
         bus: Bus,
+        outbox: Arc<Outbox>,
         clock: Arc<dyn Clock>,
         metrics: Metrics,
         live: LiveHub,
         board: Arc<BoardService>,
     ) -> Self {
-        let recorder = EvaluationRecorder::start(store.clone());
+        let recorder = EvaluationRecorder::start(store.clone(), metrics.clone());
         AutomationService {
             store,
             bus,
+            outbox,
             clock,
             metrics,
             live,

@@ -12,6 +12,7 @@ use kandev_core::trigger::detect::{OpenPr, check_pr, pr_data, pr_dedup_key};
 
 use super::fire::EvaluatedEvent;
 use super::{AutomationService, FireRequest};
+use crate::coord::{Leases, lease};
 use crate::github::GithubClient;
 use crate::github::model::PullRequest;
 use crate::periodic::Periodic;
@@ -20,15 +21,22 @@ pub struct PrEvaluator {
     service: Arc<AutomationService>,
     client: Arc<GithubClient>,
     interval: Duration,
+    leases: Arc<Leases>,
     running: Periodic,
 }
 
 impl PrEvaluator {
-    pub fn new(service: Arc<AutomationService>, client: Arc<GithubClient>, interval: Duration) -> Self {
+    pub fn new(
+        service: Arc<AutomationService>,
+        client: Arc<GithubClient>,
+        interval: Duration,
+        leases: Arc<Leases>,
+    ) -> Self {
         PrEvaluator {
             service,
             client,
             interval,
+            leases,
             running: Periodic::default(),
         }
     }
@@ -40,7 +48,7 @@ impl PrEvaluator {
         }
         let (svc, client) = (self.service.clone(), self.client.clone());
         self.running
-            .start(self.interval, move || {
+            .start_singleton(self.interval, self.leases.clone(), lease::PR_EVALUATOR, move || {
                 let (svc, client) = (svc.clone(), client.clone());
                 async move { evaluate(&svc, &client).await }
             })

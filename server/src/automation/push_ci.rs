@@ -41,6 +41,7 @@ impl PushCiSubscriber {
         let push = bus
             .subscribe(
                 PUSH_RECEIVED,
+                "push",
                 handler(move |e| {
                     let svc = svc.clone();
                     async move { handle_push(&svc, e).await }
@@ -51,6 +52,7 @@ impl PushCiSubscriber {
         let ci = bus
             .subscribe(
                 CHECK_RUN_COMPLETED,
+                "ci",
                 handler(move |e| {
                     let svc = svc.clone();
                     async move { handle_check_run(&svc, e).await }

@@ -12,20 +12,23 @@ use serde_json::json;
 
 use super::fire::EvaluatedEvent;
 use super::{AutomationService, FireRequest};
+use crate::coord::{Leases, lease};
 use crate::periodic::Periodic;
 use chrono::SecondsFormat;
 
 pub struct Scheduler {
     service: Arc<AutomationService>,
     interval: Duration,
+    leases: Arc<Leases>,
     running: Periodic,
 }
 
 impl Scheduler {
-    pub fn new(service: Arc<AutomationService>, interval: Duration) -> Self {
+    pub fn new(service: Arc<AutomationService>, interval: Duration, leases: Arc<Leases>) -> Self {
         Scheduler {
             service,
             interval,
+            leases,
             running: Periodic::default(),
         }
     }
@@ -33,7 +36,7 @@ impl Scheduler {
     pub async fn start(&self) {
         let svc = self.service.clone();
         self.running
-            .start(self.interval, move || {
+            .start_singleton(self.interval, self.leases.clone(), lease::SCHEDULER, move || {
                 let svc = svc.clone();
                 async move { tick(&svc).await }
             })

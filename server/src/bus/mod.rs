@@ -1,6 +1,6 @@
 //! The event bus port with two adapters: in-process (delivery on the
-//! publisher's task, values kept typed) and NATS (JSON on the wire,
-//! asynchronous delivery). Consumers decode both forms through
+//! publisher's task, values kept typed) and NATS JetStream (JSON on the wire,
+//! durable, one handler per consumer group across replicas). Consumers decode both forms through
 //! `kandev_core::events::FromPayload` and ignore malformed data.
 
 mod memory;
@@ -36,7 +36,7 @@ pub struct Bus {
 
 enum Adapter {
     Memory(MemoryBus),
-    Nats(NatsBus),
+    Nats(Box<NatsBus>),
 }
 
 /// A live subscription; `unsubscribe` (or dropping it) stops delivery.
@@ -65,9 +65,10 @@ impl Bus {
         }
     }
 
-    pub async fn nats(url: &str) -> Result<Bus, BusError> {
+    /// NATS JetStream; every replica of one installation uses the same `namespace`.
+    pub async fn nats(url: &str, namespace: &str) -> Result<Bus, BusError> {
         Ok(Bus {
-            inner: Arc::new(Adapter::Nats(NatsBus::connect(url).await?)),
+            inner: Arc::new(Adapter::Nats(Box::new(NatsBus::connect(url, namespace).await?))),
         })
     }
 
@@ -78,27 +79,45 @@ impl Bus {
         }
     }
 
+    /// Publishes a new event at once (tests, and events no state change
+    /// stands behind). State changes publish through the outbox instead.
     pub async fn publish(&self, subject: &str, source: &str, data: Payload) -> Result<(), BusError> {
-        let event = Event {
-            id: uuid::Uuid::new_v4().to_string(),
-            subject: subject.to_string(),
-            source: source.to_string(),
-            timestamp: Utc::now(),
-            data,
-        };
+        self.publish_event(new_event(subject, source, data)).await
+    }
+
+    pub async fn publish_event(&self, event: Event) -> Result<(), BusError> {
         match &*self.inner {
             Adapter::Memory(m) => {
                 m.publish(event).await;
                 Ok(())
             }
-            Adapter::Nats(n) => n.publish(event).await,
+            Adapter::Nats(n) => n.publish_wire(&event.id, &event.subject, event.to_wire()).await,
         }
     }
 
-    pub async fn subscribe(&self, subject: &str, handler: Handler) -> Result<Subscription, BusError> {
+    /// Publishes an event stored as its wire body (the outbox relay). In
+    /// process, the handlers have run when this returns; on NATS, the event
+    /// is stored in the stream.
+    pub async fn publish_wire(&self, id: &str, subject: &str, body: Vec<u8>) -> Result<(), BusError> {
+        match &*self.inner {
+            Adapter::Memory(m) => {
+                match Event::from_wire(&body) {
+                    Ok(event) => m.publish(event).await,
+                    Err(e) => tracing::warn!(id, subject, error = %e, "dropping an unreadable outbox event"),
+                }
+                Ok(())
+            }
+            Adapter::Nats(n) => n.publish_wire(id, subject, body).await,
+        }
+    }
+
+    /// Delivers `subject` to `handler`. Across replicas, one member of each
+    /// `group` handles each event (JetStream durable consumer); in process
+    /// every subscriber runs.
+    pub async fn subscribe(&self, subject: &str, group: &str, handler: Handler) -> Result<Subscription, BusError> {
         let inner = match &*self.inner {
             Adapter::Memory(m) => SubscriptionInner::Memory(m.subscribe(subject, handler)),
-            Adapter::Nats(n) => SubscriptionInner::Nats(n.subscribe(subject, handler).await?),
+            Adapter::Nats(n) => SubscriptionInner::Nats(n.subscribe(subject, group, handler).await?),
         };
         Ok(Subscription { inner })
     }
@@ -110,6 +129,17 @@ impl Bus {
             Adapter::Memory(_) => Ok(()),
             Adapter::Nats(n) => n.flush().await,
         }
+    }
+}
+
+/// A new event with a fresh id, stamped now.
+pub fn new_event(subject: &str, source: &str, data: Payload) -> Event {
+    Event {
+        id: uuid::Uuid::new_v4().to_string(),
+        subject: subject.to_string(),
+        source: source.to_string(),
+        timestamp: Utc::now(),
+        data,
     }
 }
 

@@ -1,14 +1,31 @@
-//! NATS bus: the whole envelope travels as JSON; each subscription delivers on
-//! its own task, so delivery is asynchronous to the publisher.
+//! NATS JetStream bus: every event is stored in one stream (per namespace)
+//! and each consumer group reads it through a durable pull consumer with
+//! explicit acks. Replicas bound to the same durable share its messages (one
+//! replica handles each), a message is acknowledged only after its handler
+//! returns, and one a dead replica held is redelivered to another after the
+//! ack wait. Publishes carry the event id as `Nats-Msg-Id`, so the server
+//! drops a republished event within its duplicate window.
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_nats::jetstream::{self, consumer, stream};
 use futures::StreamExt;
 use kandev_core::events::Event;
+use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 
 use super::{BusError, Handler};
 
+/// How long a handler may hold a message before it is redelivered elsewhere.
+const ACK_WAIT: Duration = Duration::from_secs(30);
+/// Messages one replica handles at once per consumer.
+const PARALLEL: usize = 16;
+
 pub struct NatsBus {
     client: async_nats::Client,
+    js: jetstream::Context,
+    namespace: String,
 }
 
 pub struct NatsSubscription {
@@ -17,52 +34,119 @@ pub struct NatsSubscription {
 
 impl NatsSubscription {
     pub async fn unsubscribe(self) {
-        // Aborting drops the subscriber, which unsubscribes on the server.
+        // Messages in flight stay unacknowledged and are redelivered.
         self.task.abort();
         let _ = self.task.await;
     }
 }
 
+/// A name NATS accepts for a stream or durable consumer.
+fn token(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 impl NatsBus {
-    pub async fn connect(url: &str) -> Result<NatsBus, BusError> {
+    pub async fn connect(url: &str, namespace: &str) -> Result<NatsBus, BusError> {
         let client = async_nats::connect(url)
             .await
             .map_err(|e| BusError::Connect(e.to_string()))?;
-        Ok(NatsBus { client })
+        let js = jetstream::new(client.clone());
+        let namespace = token(namespace);
+        js.get_or_create_stream(stream::Config {
+            name: namespace.clone(),
+            subjects: vec![format!("{namespace}.>")],
+            retention: stream::RetentionPolicy::Limits,
+            storage: stream::StorageType::File,
+            max_age: Duration::from_secs(24 * 3600),
+            duplicate_window: Duration::from_secs(120),
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| BusError::Connect(format!("JetStream stream {namespace}: {e}")))?;
+        Ok(NatsBus { client, js, namespace })
     }
 
-    pub async fn publish(&self, event: Event) -> Result<(), BusError> {
-        self.client
-            .publish(event.subject.clone(), event.to_wire().into())
+    fn wire_subject(&self, subject: &str) -> String {
+        format!("{}.{subject}", self.namespace)
+    }
+
+    pub async fn publish_wire(&self, id: &str, subject: &str, body: Vec<u8>) -> Result<(), BusError> {
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert("Nats-Msg-Id", id);
+        let ack = self
+            .js
+            .publish_with_headers(self.wire_subject(subject), headers, body.into())
             .await
-            .map_err(|e| BusError::Publish(e.to_string()))
+            .map_err(|e| BusError::Publish(e.to_string()))?;
+        // Published means stored: wait for the server's acknowledgement.
+        ack.await.map_err(|e| BusError::Publish(e.to_string()))?;
+        Ok(())
     }
 
     pub async fn flush(&self) -> Result<(), BusError> {
         self.client.flush().await.map_err(|e| BusError::Publish(e.to_string()))
     }
 
-    pub async fn subscribe(&self, subject: &str, handler: Handler) -> Result<NatsSubscription, BusError> {
-        let mut sub = self
-            .client
-            .subscribe(subject.to_string())
+    pub async fn subscribe(&self, subject: &str, group: &str, handler: Handler) -> Result<NatsSubscription, BusError> {
+        let durable = token(&format!("{}_{group}", self.namespace));
+        let stream = self
+            .js
+            .get_stream(&self.namespace)
             .await
             .map_err(|e| BusError::Subscribe(e.to_string()))?;
-        // Make sure the server has the subscription before we report success,
-        // so a publish right after start is not lost.
-        self.client
-            .flush()
+        let consumer: consumer::PullConsumer = stream
+            .get_or_create_consumer(
+                &durable,
+                consumer::pull::Config {
+                    durable_name: Some(durable.clone()),
+                    filter_subject: self.wire_subject(subject),
+                    ack_policy: consumer::AckPolicy::Explicit,
+                    ack_wait: ACK_WAIT,
+                    deliver_policy: consumer::DeliverPolicy::All,
+                    max_ack_pending: 1000,
+                    ..Default::default()
+                },
+            )
             .await
-            .map_err(|e| BusError::Subscribe(e.to_string()))?;
+            .map_err(|e| BusError::Subscribe(format!("{durable}: {e}")))?;
+        let mut messages = consumer
+            .messages()
+            .await
+            .map_err(|e| BusError::Subscribe(format!("{durable}: {e}")))?;
         let subject = subject.to_string();
         let task = tokio::spawn(async move {
-            while let Some(msg) = sub.next().await {
-                match Event::from_wire(&msg.payload) {
-                    Ok(event) => handler(event).await,
+            let slots = Arc::new(Semaphore::new(PARALLEL));
+            while let Some(next) = messages.next().await {
+                let msg = match next {
+                    Ok(m) => m,
                     Err(e) => {
-                        tracing::warn!(subject = %subject, error = %e, "ignoring malformed bus message")
+                        tracing::warn!(subject = %subject, error = %e, "JetStream consumer error; continuing");
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        continue;
                     }
-                }
+                };
+                let Ok(permit) = slots.clone().acquire_owned().await else {
+                    break;
+                };
+                let (handler, subject) = (handler.clone(), subject.clone());
+                tokio::spawn(async move {
+                    match Event::from_wire(&msg.payload) {
+                        Ok(event) => handler(event).await,
+                        Err(e) => tracing::warn!(subject = %subject, error = %e, "ignoring malformed bus message"),
+                    }
+                    if let Err(e) = msg.ack().await {
+                        tracing::warn!(subject = %subject, error = %e, "could not acknowledge a message; it will come again");
+                    }
+                    drop(permit);
+                });
             }
         });
         Ok(NatsSubscription { task })

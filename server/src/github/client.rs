@@ -11,6 +11,7 @@ use reqwest::{Method, StatusCode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::etags::{DEFAULT_BUDGET, EtagCache};
 use super::model::*;
 use crate::metrics::Metrics;
 
@@ -80,7 +81,7 @@ pub struct GithubClient {
     token: Option<String>,
     metrics: Metrics,
     /// URL → (ETag, body) of the last 200, for conditional re-reads.
-    etags: Mutex<HashMap<String, (String, bytes::Bytes)>>,
+    etags: Mutex<EtagCache>,
     budgets: Mutex<HashMap<String, Budget>>,
 }
 
@@ -108,7 +109,7 @@ impl GithubClient {
             base: base.trim_end_matches('/').to_string(),
             token: token.filter(|t| !t.trim().is_empty()),
             metrics,
-            etags: Mutex::new(HashMap::new()),
+            etags: Mutex::new(EtagCache::new(DEFAULT_BUDGET)),
             budgets: Mutex::new(HashMap::new()),
         }
     }
@@ -186,7 +187,7 @@ impl GithubClient {
             .header(USER_AGENT, "kandev")
             .header("X-GitHub-Api-Version", "2022-11-28");
         let cached = if conditional {
-            self.etags.lock().unwrap_or_else(|p| p.into_inner()).get(&url).cloned()
+            self.etags.lock().unwrap_or_else(|p| p.into_inner()).get(&url)
         } else {
             None
         };
@@ -220,7 +221,7 @@ impl GithubClient {
                 self.etags
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .insert(url, (etag.to_string(), bytes.clone()));
+                    .put(url, etag.to_string(), bytes.clone());
             }
             return Ok((status, bytes));
         }

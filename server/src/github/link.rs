@@ -9,6 +9,7 @@ use kandev_core::task_pr::{STATE_OPEN, TaskPr};
 
 use super::GithubService;
 use super::client::GithubError;
+use super::sync::{Announce, Write};
 use crate::board::PrLinker;
 use crate::error::{ServiceError, ServiceResult};
 
@@ -45,8 +46,7 @@ impl GithubService {
             .fetch(&pr.owner, &pr.repo, pr.number, &task.id, &task.workspace_id)
             .await
             .map_err(github_error)?;
-        self.store.upsert_task_pr(&row, &head_sha, self.clock.now()).await?;
-        self.publish(&row).await;
+        self.store_row(&row, &head_sha, Write::Whole, Announce::Always).await?;
         Ok(row)
     }
 
@@ -77,10 +77,8 @@ impl GithubService {
             .get_task_pr(task_id, &pr.owner, &pr.repo, pr.number)
             .await?
             .ok_or_else(|| ServiceError::NotFound("no such linked pull request".into()))?;
-        self.store
-            .upsert_task_pr(&listing.pr, &listing.head_sha, self.clock.now())
+        self.store_row(&listing.pr, &listing.head_sha, Write::Whole, Announce::Always)
             .await?;
-        self.publish(&listing.pr).await;
         Ok(listing.pr)
     }
 
@@ -119,8 +117,7 @@ impl PrLinker for GithubService {
             state: STATE_OPEN.into(),
             ..Default::default()
         };
-        self.store.upsert_task_pr(&row, "", self.clock.now()).await?;
-        self.publish(&row).await;
+        self.store_row(&row, "", Write::Whole, Announce::Always).await?;
         Ok(())
     }
 }

@@ -3,6 +3,7 @@
 //! the same REST shapes lives in `crate::github_sim`.
 
 pub mod client;
+mod etags;
 mod link;
 pub mod model;
 pub mod poller;
@@ -15,15 +16,15 @@ pub use webhook::{Delivery, DeliveryAck};
 
 use std::sync::Arc;
 
-use crate::bus::Bus;
 use crate::clock::Clock;
+use crate::coord::Outbox;
 use crate::live::LiveHub;
 use crate::store::Store;
 
 pub struct GithubService {
     client: Arc<GithubClient>,
     store: Store,
-    bus: Bus,
+    outbox: Arc<Outbox>,
     live: LiveHub,
     clock: Arc<dyn Clock>,
     webhook_secret: Option<String>,
@@ -33,7 +34,7 @@ impl GithubService {
     pub fn new(
         client: Arc<GithubClient>,
         store: Store,
-        bus: Bus,
+        outbox: Arc<Outbox>,
         live: LiveHub,
         clock: Arc<dyn Clock>,
         webhook_secret: Option<String>,
@@ -41,7 +42,7 @@ impl GithubService {
         GithubService {
             client,
             store,
-            bus,
+            outbox,
             live,
             clock,
             webhook_secret: webhook_secret.filter(|s| !s.is_empty()),

@@ -10,12 +10,14 @@ use futures::StreamExt;
 
 use super::GithubService;
 use super::client::GithubError;
+use crate::coord::{Leases, lease};
 use crate::periodic::Periodic;
 
 pub struct Poller {
     service: Arc<GithubService>,
     interval: Duration,
     settle: Duration,
+    leases: Arc<Leases>,
     running: Periodic,
 }
 
@@ -29,11 +31,12 @@ pub struct SweepReport {
 }
 
 impl Poller {
-    pub fn new(service: Arc<GithubService>, interval: Duration, settle: Duration) -> Self {
+    pub fn new(service: Arc<GithubService>, interval: Duration, settle: Duration, leases: Arc<Leases>) -> Self {
         Poller {
             service,
             interval,
             settle,
+            leases,
             running: Periodic::default(),
         }
     }
@@ -47,7 +50,7 @@ impl Poller {
         let (service, settle) = (self.service.clone(), self.settle);
         let started = self
             .running
-            .start(self.interval, move || {
+            .start_singleton(self.interval, self.leases.clone(), lease::POLLER, move || {
                 let service = service.clone();
                 async move {
                     let report = sweep(&service, settle).await;

@@ -14,7 +14,27 @@ use kandev_core::task_pr::{
 use super::GithubService;
 use super::client::GithubResult;
 use super::model::PullRequest;
-use crate::store::TaskPrListing;
+use crate::store::task_prs::{read_on, upsert_on, write_lifecycle_on};
+use crate::store::{StoreResult, TaskPrListing};
+
+/// What a write of a link row touches.
+#[derive(Clone, Copy)]
+pub(crate) enum Write {
+    /// Every field, clearing any detach.
+    Whole,
+    /// State, merged_at, closed_at and last_synced_at (the reconcile path).
+    Lifecycle,
+}
+
+/// When a write announces itself, given the row stored before it.
+#[derive(Clone, Copy)]
+pub(crate) enum Announce {
+    Always,
+    /// One of the sixteen sync fields changed.
+    IfSyncChanged,
+    /// State, merged_at or closed_at changed.
+    IfLifecycleChanged,
+}
 
 fn time(s: &Option<String>) -> Option<DateTime<Utc>> {
     s.as_deref()
@@ -106,17 +126,44 @@ impl GithubService {
         Ok((row, pr.head.sha))
     }
 
-    pub(crate) async fn publish(&self, row: &TaskPr) {
-        if let Err(e) = self
-            .bus
-            .publish(TASK_PR_UPDATED, SOURCE_GITHUB, Payload::TaskPr(row.clone()))
-            .await
-        {
-            tracing::error!(task_id = %row.task_id, error = %e, "could not publish github.task_pr.updated");
+    /// Writes a link row and, when it announces itself against the row stored
+    /// right now, its `github.task_pr.updated` event — in one transaction, so
+    /// a crash can lose neither without the other. Publishes after the commit.
+    /// Returns whether it announced.
+    pub(crate) async fn store_row(
+        &self,
+        row: &TaskPr,
+        head_sha: &str,
+        write: Write,
+        announce: Announce,
+    ) -> StoreResult<bool> {
+        let now = self.clock.now();
+        let mut tx = self.store.write_tx().await?;
+        let stored = read_on(&mut tx, &row.task_id, &row.owner, &row.repo, row.pr_number).await?;
+        let publish = match (announce, stored.as_ref().map(|l| &l.pr)) {
+            (Announce::Always, _) | (_, None) => true,
+            (Announce::IfSyncChanged, Some(old)) => sync_changed(old, row),
+            (Announce::IfLifecycleChanged, Some(old)) => lifecycle_changed(old, row),
+        };
+        match write {
+            Write::Whole => upsert_on(&mut tx, row, head_sha, now).await?,
+            Write::Lifecycle => write_lifecycle_on(&mut tx, row).await?,
+        }
+        let event = publish.then(|| {
+            self.outbox
+                .event(TASK_PR_UPDATED, SOURCE_GITHUB, Payload::TaskPr(row.clone()))
+        });
+        if let Some(e) = &event {
+            self.outbox.write(&mut tx, e).await?;
+        }
+        tx.commit().await?;
+        if let Some(e) = event {
+            self.outbox.committed(&[e.id]).await;
         }
         if let Ok(task) = self.store.get_task(&row.task_id).await {
             self.live.notify(&task.workspace_id, LIVE_TASK_PR_UPDATED, &row.task_id);
         }
+        Ok(publish)
     }
 
     /// The watch-driven sync: always writes the row; publishes only when one
@@ -126,15 +173,16 @@ impl GithubService {
         let (new, head_sha) = self
             .fetch(&old.owner, &old.repo, old.pr_number, &old.task_id, &old.workspace_id)
             .await?;
-        if let Err(e) = self.store.upsert_task_pr(&new, &head_sha, self.clock.now()).await {
-            tracing::error!(task_id = %old.task_id, error = %e, "could not write the synced PR row");
-            return Ok(false);
+        match self
+            .store_row(&new, &head_sha, Write::Whole, Announce::IfSyncChanged)
+            .await
+        {
+            Ok(published) => Ok(published),
+            Err(e) => {
+                tracing::error!(task_id = %old.task_id, error = %e, "could not write the synced PR row");
+                Ok(false)
+            }
         }
-        let changed = sync_changed(old, &new);
-        if changed {
-            self.publish(&new).await;
-        }
-        Ok(changed)
     }
 
     /// The unwatched lifecycle reconcile: writes and publishes only state,
@@ -150,15 +198,16 @@ impl GithubService {
         new.merged_at = time(&pr.merged_at);
         new.closed_at = time(&pr.closed_at);
         new.last_synced_at = Some(self.clock.now());
-        if let Err(e) = self.store.write_task_pr_lifecycle(&new).await {
-            tracing::error!(task_id = %old.task_id, error = %e, "could not write the reconciled PR row");
-            return Ok(false);
+        match self
+            .store_row(&new, &listing.head_sha, Write::Lifecycle, Announce::IfLifecycleChanged)
+            .await
+        {
+            Ok(published) => Ok(published),
+            Err(e) => {
+                tracing::error!(task_id = %old.task_id, error = %e, "could not write the reconciled PR row");
+                Ok(false)
+            }
         }
-        let changed = lifecycle_changed(old, &new);
-        if changed {
-            self.publish(&new).await;
-        }
-        Ok(changed)
     }
 
     /// Syncs every attached link to one PR now (webhook deliveries).

@@ -9,6 +9,7 @@ use kandev_core::webhook::{GithubDelivery, parse_github_delivery};
 use super::GithubService;
 use crate::error::{ServiceError, ServiceResult};
 use crate::signature::verify;
+use crate::store::github_state::claim_delivery_on;
 
 /// One delivery as it arrived.
 pub struct Delivery<'a> {
@@ -38,46 +39,61 @@ impl GithubService {
                 "invalid or missing X-Hub-Signature-256".into(),
             ));
         }
-        let event = d
+        let event_name = d
             .event
             .ok_or_else(|| ServiceError::BadRequest("missing X-GitHub-Event".into()))?;
         let id = d
             .delivery_id
             .ok_or_else(|| ServiceError::BadRequest("missing X-GitHub-Delivery".into()))?;
-        let parsed = parse_github_delivery(event, d.body).map_err(ServiceError::BadRequest)?;
-        if !self.store.claim_delivery(id, event, self.clock.now()).await? {
-            tracing::debug!(delivery = id, "duplicate GitHub delivery ignored");
-            return Ok(DeliveryAck::Duplicate);
-        }
-        match parsed {
+        let parsed = parse_github_delivery(event_name, d.body).map_err(ServiceError::BadRequest)?;
+        // Push and check-run deliveries become events: the claim of the
+        // delivery id and the event are one transaction, so a crash can
+        // neither lose the event nor announce it twice.
+        let (event, what) = match parsed {
+            GithubDelivery::Push(mut push) => {
+                push.workspace_ids = self.store.workspaces_with_repository(&push.owner, &push.repo).await?;
+                let event = self.outbox.event(PUSH_RECEIVED, SOURCE_GITHUB, Payload::Push(push));
+                (event, "push published")
+            }
+            GithubDelivery::CheckRun(mut run) => {
+                run.workspace_ids = self.store.workspaces_with_repository(&run.owner, &run.repo).await?;
+                let event = self
+                    .outbox
+                    .event(CHECK_RUN_COMPLETED, SOURCE_GITHUB, Payload::CheckRun(run));
+                (event, "check run published")
+            }
+            // A PR delivery syncs the PR now; should the process die first,
+            // the poller's next sweep finds the same change.
             GithubDelivery::PullRequest {
                 owner,
                 repo,
                 number,
                 action,
             } => {
+                if !self.store.claim_delivery(id, event_name, self.clock.now()).await? {
+                    tracing::debug!(delivery = id, "duplicate GitHub delivery ignored");
+                    return Ok(DeliveryAck::Duplicate);
+                }
                 let synced = self.sync_pr_now(&owner, &repo, number).await;
-                Ok(DeliveryAck::Accepted(format!(
+                return Ok(DeliveryAck::Accepted(format!(
                     "pull_request {action}: synced {synced} linked row(s)"
-                )))
+                )));
             }
-            GithubDelivery::Push(mut push) => {
-                push.workspace_ids = self.store.workspaces_with_repository(&push.owner, &push.repo).await?;
-                self.bus
-                    .publish(PUSH_RECEIVED, SOURCE_GITHUB, Payload::Push(push))
-                    .await
-                    .map_err(|e| ServiceError::Internal(e.to_string()))?;
-                Ok(DeliveryAck::Accepted("push published".into()))
+            GithubDelivery::Ignored(reason) => {
+                if !self.store.claim_delivery(id, event_name, self.clock.now()).await? {
+                    return Ok(DeliveryAck::Duplicate);
+                }
+                return Ok(DeliveryAck::Ignored(reason));
             }
-            GithubDelivery::CheckRun(mut run) => {
-                run.workspace_ids = self.store.workspaces_with_repository(&run.owner, &run.repo).await?;
-                self.bus
-                    .publish(CHECK_RUN_COMPLETED, SOURCE_GITHUB, Payload::CheckRun(run))
-                    .await
-                    .map_err(|e| ServiceError::Internal(e.to_string()))?;
-                Ok(DeliveryAck::Accepted("check run published".into()))
-            }
-            GithubDelivery::Ignored(reason) => Ok(DeliveryAck::Ignored(reason)),
+        };
+        let mut tx = self.store.write_tx().await?;
+        if !claim_delivery_on(&mut tx, id, event_name, self.clock.now()).await? {
+            tracing::debug!(delivery = id, "duplicate GitHub delivery ignored");
+            return Ok(DeliveryAck::Duplicate);
         }
+        self.outbox.write(&mut tx, &event).await?;
+        tx.commit().await?;
+        self.outbox.committed(&[event.id]).await;
+        Ok(DeliveryAck::Accepted(what.into()))
     }
 }

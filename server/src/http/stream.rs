@@ -26,7 +26,12 @@ pub async fn stream(
     let mut rx = s.live.subscribe();
     let events = async_stream(move |tx| async move {
         loop {
-            match rx.recv().await {
+            // A closed client ends the producer at once, not at the next notice.
+            let next = tokio::select! {
+                _ = tx.closed() => break,
+                next = rx.recv() => next,
+            };
+            match next {
                 Ok((workspace, update)) if workspace == ws => {
                     let data = serde_json::to_string(&update).unwrap_or_default();
                     if tx

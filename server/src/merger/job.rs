@@ -42,7 +42,7 @@ impl Merger {
             return;
         };
         if task.status != TaskStatus::Running {
-            let _ = self.store.delete_merger_job(task_id).await;
+            let _ = self.store.delete_stale_merger_job(task_id, self.stale_before()).await;
             return;
         }
         match self.drive(&task, job).await {
@@ -99,8 +99,11 @@ impl Merger {
         let settings = self.store.github_settings(&task.workspace_id).await.unwrap_or_default();
         let mut last_wait = String::new();
         job.state = JOB_RUNNING.into();
+        let lease_name = crate::coord::lease::merge(&task.id);
         loop {
-            if self.shutdown.is_cancelled() {
+            // Shutting down, or another replica took the job over (this one
+            // stalled past its lease): stop here, the job row stays.
+            if self.shutdown.is_cancelled() || !self.leases.holds(&lease_name) {
                 return End::Suspended;
             }
             // Read the PR first, every time.

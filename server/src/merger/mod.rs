@@ -18,6 +18,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::board::{BoardService, MergeStarter};
 use crate::clock::Clock;
+use crate::coord::{Leases, lease};
 use crate::error::ServiceResult;
 use crate::github::GithubService;
 use crate::store::{MergerJob, Store};
@@ -34,6 +35,7 @@ pub struct Merger {
     github: Arc<GithubService>,
     clock: Arc<dyn Clock>,
     settings: MergerSettings,
+    leases: Arc<Leases>,
     running: Mutex<HashSet<String>>,
     tracker: TaskTracker,
     shutdown: CancellationToken,
@@ -50,6 +52,7 @@ impl Merger {
         github: Arc<GithubService>,
         clock: Arc<dyn Clock>,
         settings: MergerSettings,
+        leases: Arc<Leases>,
     ) -> Self {
         Merger {
             store,
@@ -57,15 +60,17 @@ impl Merger {
             github,
             clock,
             settings,
+            leases,
             running: Mutex::new(HashSet::new()),
             tracker: TaskTracker::new(),
             shutdown: CancellationToken::new(),
         }
     }
 
-    /// Resumes every unfinished job from GitHub's state. A job whose task is
-    /// no longer running is stale (the task finished or the approval never
-    /// landed) and is removed.
+    /// Resumes every unfinished job nobody drives, from GitHub's state: at
+    /// start, and again whenever a replica that drove one stopped (its job
+    /// lease expired). A job whose task is no longer running is stale (the
+    /// task finished or the approval never landed) and is removed.
     pub async fn resume_all(self: &Arc<Self>) {
         let jobs = match self.store.list_merger_jobs().await {
             Ok(j) => j,
@@ -77,11 +82,13 @@ impl Merger {
         for job in jobs {
             match self.store.get_task(&job.task_id).await {
                 Ok(t) if t.status == TaskStatus::Running => {
-                    tracing::info!(task_id = %job.task_id, pr = job.pr_number, "resuming a merge");
                     self.spawn(job.task_id.clone());
                 }
                 _ => {
-                    let _ = self.store.delete_merger_job(&job.task_id).await;
+                    let _ = self
+                        .store
+                        .delete_stale_merger_job(&job.task_id, self.stale_before())
+                        .await;
                 }
             }
         }
@@ -98,9 +105,19 @@ impl Merger {
         }
         let me = self.clone();
         self.tracker.spawn(async move {
-            me.run(&task_id).await;
+            // One replica drives a job: whoever holds its lease.
+            let name = lease::merge(&task_id);
+            if me.leases.try_hold(&name).await {
+                tracing::info!(task_id = %task_id, "driving a merge");
+                me.run(&task_id).await;
+                me.leases.release(&name).await;
+            }
             me.running.lock().unwrap_or_else(|p| p.into_inner()).remove(&task_id);
         });
+    }
+
+    fn stale_before(&self) -> chrono::DateTime<chrono::Utc> {
+        self.clock.now() - chrono::Duration::minutes(1)
     }
 
     /// Stops every job where it is; the job rows stay for the next start.

@@ -1,5 +1,7 @@
 //! `create_automation_task`: reload, resolve prompt/title/repository, create the
-//! hidden run task, record its run row, then auto-start the agent.
+//! hidden run task with its run row and its turn lease in one transaction,
+//! then auto-start the agent. An event that already has its run (redelivered,
+//! or raced by another replica) changes nothing.
 
 use kandev_core::TriggerType;
 use kandev_core::api::{
@@ -15,17 +17,39 @@ use kandev_core::run_status::RunStatus;
 use serde_json::{Map, Value, json};
 
 use super::{Orchestrator, RunStart};
-use crate::store::{NewRun, NewTask, StoreError};
+use crate::coord::lease;
+use crate::store::runs::insert_run_on;
+use crate::store::tasks::insert_task_on;
+use crate::store::{NewRun, NewTask, StoreError, StoreResult};
+
+/// What [`Orchestrator::write_run`] did.
+enum Written {
+    Run(String),
+    /// The firing already had its run (redelivered, or raced by a replica).
+    AlreadyAnswered,
+    /// Nothing was written: the task could not be created.
+    TaskFailed(StoreError),
+    /// Nothing was written: the run row could not be (the task was rolled back).
+    RunRowFailed(StoreError),
+}
 
 impl Orchestrator {
-    pub(crate) async fn create_automation_task(&self, ev: AutomationTriggered) {
+    pub(crate) async fn create_automation_task(&self, event_id: &str, ev: AutomationTriggered) {
+        match self.store.run_for_event(event_id).await {
+            Ok(Some(run_id)) => {
+                tracing::debug!(event_id, run_id, "automation.triggered already answered; nothing to do");
+                return;
+            }
+            Ok(None) => {}
+            Err(error) => tracing::warn!(event_id, %error, "could not check for this event's run; going on"),
+        }
         let automation = match self.store.get_automation(&ev.automation_id).await {
             Ok(a) => a,
             Err(error) => {
                 if !matches!(error, StoreError::NotFound) {
                     tracing::warn!(automation_id = %ev.automation_id, %error, "could not load the automation");
                 }
-                self.record_failed_run(&ev, FAIL_AUTOMATION_NOT_FOUND).await;
+                self.record_failed_run(&ev, event_id, FAIL_AUTOMATION_NOT_FOUND).await;
                 return;
             }
         };
@@ -54,7 +78,7 @@ impl Orchestrator {
         {
             Some(r) => r,
             None => {
-                self.record_failed_run(&ev, FAIL_NO_REPOSITORY).await;
+                self.record_failed_run(&ev, event_id, FAIL_NO_REPOSITORY).await;
                 return;
             }
         };
@@ -84,17 +108,29 @@ impl Orchestrator {
             base_branch: repository.default_branch.clone(),
             metadata: Value::Object(metadata),
         };
-        let task = match self.store.create_task(&new_task, now).await {
-            Ok(t) => t,
-            Err(error) => {
-                self.record_failed_run(&ev, &error.to_string()).await;
+        let task_id = match self.write_run(&ev, event_id, &new_task, now).await {
+            Written::Run(id) => id,
+            Written::AlreadyAnswered => return,
+            Written::TaskFailed(error) => {
+                tracing::error!(automation_id = %ev.automation_id, %error, "could not create the run task");
+                self.record_failed_run(&ev, event_id, &error.to_string()).await;
+                return;
+            }
+            // `deleteAbandonedTask`: the task went with the rolled-back
+            // transaction, and with no row the key was never consumed.
+            Written::RunRowFailed(error) => {
+                tracing::error!(automation_id = %ev.automation_id, %error, "could not record the run; its task was not kept");
                 return;
             }
         };
-        if !self.record_success_run(&ev, &task.id).await {
-            self.delete_abandoned_task(&ev, &task.id).await;
-            return;
-        }
+        let task = match self.store.get_task(&task_id).await {
+            Ok(t) => t,
+            Err(error) => {
+                tracing::error!(task_id, %error, "the new run task cannot be read");
+                self.mark_run_failed_by_task_id(&task_id, &error.to_string()).await;
+                return;
+            }
+        };
         if ev.trigger_type == TriggerType::GithubPr.as_str() {
             self.associate_pr(&task, &ev.trigger_data).await;
         }
@@ -161,34 +197,62 @@ impl Orchestrator {
         Some(with_default_branch(first))
     }
 
-    /// `task_created` with the event's key: this row is what consumes it.
-    async fn record_success_run(&self, ev: &AutomationTriggered, task_id: &str) -> bool {
+    /// The task, its `task_created` row (carrying the event's key: this row
+    /// is what consumes it) and the lease of its agent turn, in one
+    /// transaction: when the unique key or event id refuses the row (the
+    /// firing already has its run), or the row cannot be written, the task is
+    /// rolled back with it.
+    async fn write_run(
+        &self,
+        ev: &AutomationTriggered,
+        event_id: &str,
+        new_task: &NewTask,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Written {
+        let mut tx = match self.store.write_tx().await {
+            Ok(tx) => tx,
+            Err(e) => return Written::TaskFailed(e),
+        };
+        let task_id = match insert_task_on(&mut tx, new_task, now).await {
+            Ok(id) => id,
+            Err(e) => return Written::TaskFailed(e),
+        };
         let row = NewRun {
             automation_id: ev.automation_id.clone(),
             trigger_id: ev.trigger_id.clone(),
             trigger_type: ev.trigger_type.clone(),
-            task_id: task_id.to_string(),
+            task_id: task_id.clone(),
             status: RunStatus::TaskCreated,
             dedup_key: row_dedup_key(&ev.trigger_type, &ev.dedup_key, RunRow::TaskCreated),
             trigger_data: ev.trigger_data.clone(),
             error_message: String::new(),
+            event_id: event_id.to_string(),
         };
-        match self.store.insert_run(&row, self.clock.now()).await {
-            Ok(run_id) => {
-                self.metrics.run(RunStatus::TaskCreated.as_str());
-                self.notify_run(&ev.automation_id, &run_id).await;
-                true
+        let run_id = match insert_run_on(&mut tx, &row, now).await {
+            Ok(id) => id,
+            Err(StoreError::Conflict(_)) => {
+                tracing::debug!(automation_id = %ev.automation_id, dedup_key = %ev.dedup_key, "this firing already has its run; no second task");
+                return Written::AlreadyAnswered;
             }
-            Err(error) => {
-                tracing::error!(automation_id = %ev.automation_id, task_id, %error, "could not record the run; removing its task");
-                false
-            }
+            Err(e) => return Written::RunRowFailed(e),
+        };
+        let committed: StoreResult<()> = async {
+            self.leases.hold_in(&mut tx, &lease::run(&task_id)).await?;
+            tx.commit().await?;
+            Ok(())
         }
+        .await;
+        if let Err(e) = committed {
+            return Written::RunRowFailed(e);
+        }
+        self.metrics.run(RunStatus::TaskCreated.as_str());
+        self.notify_run(&ev.automation_id, &run_id).await;
+        Written::Run(task_id)
     }
 
     /// A failure before any task existed. For `github_pr_merged` the row
     /// carries no key, so the firing stays retriable.
-    async fn record_failed_run(&self, ev: &AutomationTriggered, error: &str) {
+    async fn record_failed_run(&self, ev: &AutomationTriggered, event_id: &str, error: &str) {
         let row = NewRun {
             automation_id: ev.automation_id.clone(),
             trigger_id: ev.trigger_id.clone(),
@@ -198,23 +262,19 @@ impl Orchestrator {
             dedup_key: row_dedup_key(&ev.trigger_type, &ev.dedup_key, RunRow::PreTaskFailed),
             trigger_data: ev.trigger_data.clone(),
             error_message: error.to_string(),
+            event_id: event_id.to_string(),
         };
         match self.store.insert_run(&row, self.clock.now()).await {
             Ok(run_id) => {
                 self.metrics.run(RunStatus::Failed.as_str());
                 self.notify_run(&ev.automation_id, &run_id).await;
             }
+            Err(StoreError::Conflict(_)) => {
+                tracing::debug!(automation_id = %ev.automation_id, event_id, "this firing's failure is already recorded")
+            }
             Err(e) => {
                 tracing::error!(automation_id = %ev.automation_id, error = %e, "could not record a failed run")
             }
-        }
-    }
-
-    /// The run row could not be written: remove the task so nothing survives
-    /// and no agent starts. No row means the key was never consumed.
-    async fn delete_abandoned_task(&self, ev: &AutomationTriggered, task_id: &str) {
-        if let Err(error) = self.store.delete_task(task_id).await {
-            tracing::error!(automation_id = %ev.automation_id, task_id, %error, "could not delete the abandoned run task");
         }
     }
 

@@ -43,7 +43,9 @@ impl Orchestrator {
         self.mark_run(task_id, RunStatus::Failed, error).await;
     }
 
-    async fn mark_run(&self, task_id: &str, status: RunStatus, error: &str) {
+    pub(super) async fn mark_run(&self, task_id: &str, status: RunStatus, error: &str) {
+        // The turn is over: nobody needs to drive this run any more.
+        self.leases.release(&crate::coord::lease::run(task_id)).await;
         match self.store.mark_run_terminal_by_task(task_id, status, error).await {
             Ok(Some(automation_id)) => {
                 self.metrics.run(status.as_str());

@@ -5,6 +5,7 @@
 
 mod create;
 mod finalise;
+mod recover;
 
 pub use finalise::TurnOutcome;
 
@@ -19,6 +20,7 @@ use tokio_util::task::TaskTracker;
 use crate::board::PrLinker;
 use crate::bus::{Bus, BusError, Subscription, handler};
 use crate::clock::Clock;
+use crate::coord::Leases;
 use crate::live::LiveHub;
 use crate::metrics::Metrics;
 use crate::store::Store;
@@ -49,6 +51,7 @@ pub struct Orchestrator {
     clock: Arc<dyn Clock>,
     metrics: Metrics,
     live: LiveHub,
+    leases: Arc<Leases>,
     runtime: RwLock<Option<Arc<dyn AgentRuntime>>>,
     linker: RwLock<Option<Arc<dyn PrLinker>>>,
     tracker: TaskTracker,
@@ -56,13 +59,21 @@ pub struct Orchestrator {
 }
 
 impl Orchestrator {
-    pub fn new(store: Store, bus: Bus, clock: Arc<dyn Clock>, metrics: Metrics, live: LiveHub) -> Self {
+    pub fn new(
+        store: Store,
+        bus: Bus,
+        clock: Arc<dyn Clock>,
+        metrics: Metrics,
+        live: LiveHub,
+        leases: Arc<Leases>,
+    ) -> Self {
         Orchestrator {
             store,
             bus,
             clock,
             metrics,
             live,
+            leases,
             runtime: RwLock::new(None),
             linker: RwLock::new(None),
             tracker: TaskTracker::new(),
@@ -93,14 +104,22 @@ impl Orchestrator {
             .bus
             .subscribe(
                 AUTOMATION_TRIGGERED,
+                "orchestrator",
                 handler(move |event| {
                     let me = me.clone();
                     async move {
                         match AutomationTriggered::from_payload(&event.data) {
-                            // Task creation runs on its own task, never on the delivery path.
+                            // Awaited: the event counts as handled (acknowledged,
+                            // or marked published) only once its run is written.
                             Ok(ev) => {
                                 let worker = me.clone();
-                                me.tracker.spawn(async move { worker.create_automation_task(ev).await });
+                                let id = event.id.clone();
+                                let created = me
+                                    .tracker
+                                    .spawn(async move { worker.create_automation_task(&id, ev).await });
+                                if let Err(e) = created.await {
+                                    tracing::error!(error = %e, "task creation stopped");
+                                }
                             }
                             Err(e) => tracing::warn!(error = %e, "ignoring a malformed automation.triggered payload"),
                         }

@@ -49,18 +49,29 @@ fn scope_mode_name(m: RepoScopeMode) -> &'static str {
     }
 }
 
+/// Records a delivery id; `false` when it was seen before.
+pub async fn claim_delivery_on(
+    conn: &mut sqlx::AnyConnection,
+    id: &str,
+    event: &str,
+    now: DateTime<Utc>,
+) -> StoreResult<bool> {
+    let done = sqlx::query(
+        "INSERT INTO github_deliveries (id, event, received_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(id)
+    .bind(event)
+    .bind(time_to_text(now))
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 impl Store {
     /// Claims a GitHub delivery id; `false` when it was seen before.
     pub async fn claim_delivery(&self, id: &str, event: &str, now: DateTime<Utc>) -> StoreResult<bool> {
-        let done = sqlx::query(
-            "INSERT INTO github_deliveries (id, event, received_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
-        )
-        .bind(id)
-        .bind(event)
-        .bind(time_to_text(now))
-        .execute(&self.pool)
-        .await?;
-        Ok(done.rows_affected() == 1)
+        let mut conn = self.pool.acquire().await?;
+        claim_delivery_on(&mut conn, id, event, now).await
     }
 
     pub async fn github_settings(&self, workspace_id: &str) -> StoreResult<GithubWorkspaceSettings> {
@@ -137,6 +148,18 @@ impl Store {
     pub async fn delete_merger_job(&self, task_id: &str) -> StoreResult<()> {
         sqlx::query("DELETE FROM merger_jobs WHERE task_id = $1")
             .bind(task_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Deletes a job only if nothing touched it since `before`: approve writes
+    /// the job a moment before the task moves to `running`, and a replica
+    /// looking in between must not take that for a stale job.
+    pub async fn delete_stale_merger_job(&self, task_id: &str, before: DateTime<Utc>) -> StoreResult<()> {
+        sqlx::query("DELETE FROM merger_jobs WHERE task_id = $1 AND updated_at < $2")
+            .bind(task_id)
+            .bind(time_to_text(before))
             .execute(&self.pool)
             .await?;
         Ok(())

@@ -7,13 +7,16 @@
 pub mod agents;
 mod automations;
 mod evaluations;
-mod github_state;
+pub mod github_state;
+pub mod leases;
 mod members;
+pub mod outbox;
+mod recovery;
 mod repositories;
 mod rows;
-mod runs;
-mod task_prs;
-mod tasks;
+pub mod runs;
+pub mod task_prs;
+pub mod tasks;
 mod users;
 mod workspaces;
 
@@ -21,6 +24,7 @@ pub use agents::SessionRecord;
 pub use automations::{AutomationBrief, AutomationRecord, NewAutomation, TriggerRecord, TriggerWithAutomation};
 pub use evaluations::EvaluationRecord;
 pub use github_state::MergerJob;
+pub use recovery::Orphan;
 pub use runs::{NewRun, RunRecord, RunView};
 pub use task_prs::TaskPrListing;
 pub use tasks::{EventRecord, NewTask, TaskRecord};
@@ -75,6 +79,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../../migrations/0002_merger_wait_head.sql"),
     ),
     (3, "access", include_str!("../../migrations/0003_access.sql")),
+    (
+        4,
+        "coordination",
+        include_str!("../../migrations/0004_coordination.sql"),
+    ),
 ];
 
 fn migrator() -> Migrator {
@@ -136,6 +145,16 @@ impl Store {
         &self.pool
     }
 
+    /// A transaction that writes. SQLite takes its write lock at once
+    /// (`BEGIN IMMEDIATE`): a deferred one that reads first could not upgrade
+    /// under a concurrent writer, and would fail instead of waiting.
+    pub async fn write_tx(&self) -> StoreResult<sqlx::Transaction<'static, sqlx::Any>> {
+        Ok(match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => self.pool.begin().await?,
+        })
+    }
+
     pub fn backend(&self) -> Backend {
         self.backend
     }
@@ -145,7 +164,14 @@ impl Store {
     }
 }
 
-/// Fixed-width UTC text: microsecond precision, `Z` suffix.
+/// A write a unique index refused becomes a `Conflict` naming `what`.
+pub fn unique_or(what: &str) -> impl FnOnce(sqlx::Error) -> StoreError + '_ {
+    move |e| match &e {
+        sqlx::Error::Database(d) if d.is_unique_violation() => StoreError::Conflict(what.to_string()),
+        _ => StoreError::Db(e),
+    }
+}
+
 /// An update that must hit its row: none touched means the row is gone.
 pub fn one_row(done: sqlx::any::AnyQueryResult) -> StoreResult<()> {
     if done.rows_affected() == 0 {
@@ -155,6 +181,7 @@ pub fn one_row(done: sqlx::any::AnyQueryResult) -> StoreResult<()> {
     }
 }
 
+/// Fixed-width UTC text: microsecond precision, `Z` suffix.
 pub fn time_to_text(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }

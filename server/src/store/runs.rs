@@ -6,7 +6,7 @@ use sqlx::AssertSqlSafe;
 use sqlx::any::AnyRow;
 
 use super::rows::RowExt;
-use super::{Store, StoreError, StoreResult, new_id, time_to_text};
+use super::{Store, StoreError, StoreResult, new_id, time_to_text, unique_or};
 
 /// A run row to write.
 #[derive(Debug, Clone)]
@@ -19,6 +19,9 @@ pub struct NewRun {
     pub dedup_key: String,
     pub trigger_data: Value,
     pub error_message: String,
+    /// The `automation.triggered` event it answers (empty for rows the
+    /// firing path writes itself).
+    pub event_id: String,
 }
 
 /// A stored run row, before read-time derivation.
@@ -104,12 +107,12 @@ fn record(row: &AnyRow) -> StoreResult<RunRecord> {
 
 const RECORD_COLUMNS: &str = "id, automation_id, trigger_id, trigger_type, task_id, status, dedup_key, created_at";
 
-impl Store {
-    pub async fn insert_run(&self, run: &NewRun, now: DateTime<Utc>) -> StoreResult<String> {
-        let id = new_id();
-        sqlx::query(
-            "INSERT INTO automation_runs (id, automation_id, trigger_id, trigger_type, task_id, status, dedup_key, trigger_data, error_message, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+/// [`Store::insert_run`] on a transaction's connection.
+pub async fn insert_run_on(conn: &mut sqlx::AnyConnection, run: &NewRun, now: DateTime<Utc>) -> StoreResult<String> {
+    let id = new_id();
+    sqlx::query(
+            "INSERT INTO automation_runs (id, automation_id, trigger_id, trigger_type, task_id, status, dedup_key, trigger_data, error_message, created_at, event_id) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         )
         .bind(&id)
         .bind(&run.automation_id)
@@ -121,9 +124,19 @@ impl Store {
         .bind(run.trigger_data.to_string())
         .bind(&run.error_message)
         .bind(time_to_text(now))
-        .execute(&self.pool)
-        .await?;
-        Ok(id)
+        .bind(&run.event_id)
+        .execute(conn)
+        .await
+        .map_err(unique_or("this firing already has its run"))?;
+    Ok(id)
+}
+
+impl Store {
+    /// Writes a run row. A key (or an event) that already has its row is a
+    /// `Conflict`: the unique indexes are the atomic claim on a firing.
+    pub async fn insert_run(&self, run: &NewRun, now: DateTime<Utc>) -> StoreResult<String> {
+        let mut conn = self.pool.acquire().await?;
+        insert_run_on(&mut conn, run, now).await
     }
 
     /// Whether a non-empty key is already on a run row of this automation, in

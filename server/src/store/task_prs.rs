@@ -1,8 +1,8 @@
 use chrono::{DateTime, Utc};
 use kandev_core::api::{Origin, TaskPrPreview};
 use kandev_core::task_pr::TaskPr;
-use sqlx::AssertSqlSafe;
 use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, AssertSqlSafe};
 
 use super::rows::RowExt;
 use super::{Store, StoreResult, opt_time_to_text, time_to_text};
@@ -61,11 +61,11 @@ fn listing(row: &AnyRow) -> StoreResult<TaskPrListing> {
     })
 }
 
-impl Store {
-    /// Writes every field of the row (insert or replace), clearing any detach.
-    pub async fn upsert_task_pr(&self, pr: &TaskPr, head_sha: &str, now: DateTime<Utc>) -> StoreResult<()> {
-        let key = pr_key(&pr.owner, &pr.repo, pr.pr_number);
-        sqlx::query(
+/// Writes every field of the row (insert or replace), clearing any detach,
+/// on `conn` (a transaction's connection).
+pub async fn upsert_on(conn: &mut AnyConnection, pr: &TaskPr, head_sha: &str, now: DateTime<Utc>) -> StoreResult<()> {
+    let key = pr_key(&pr.owner, &pr.repo, pr.pr_number);
+    sqlx::query(
             "INSERT INTO task_prs (task_id, pr_key, workspace_id, owner, repo, pr_number, pr_url, pr_title, head_branch, head_sha, base_branch, \
              author_login, state, merged_at, closed_at, review_state, checks_state, mergeable_state, review_count, pending_review_count, \
              required_reviews, checks_total, checks_passing, unresolved_review_threads, additions, deletions, last_synced_at, detached_at, created_at) \
@@ -107,14 +107,14 @@ impl Store {
         .bind(pr.deletions)
         .bind(opt_time_to_text(pr.last_synced_at))
         .bind(time_to_text(now))
-        .execute(&self.pool)
+        .execute(conn)
         .await?;
-        Ok(())
-    }
+    Ok(())
+}
 
-    /// Writes only state, merged_at, closed_at and last_synced_at (the reconcile path).
-    pub async fn write_task_pr_lifecycle(&self, pr: &TaskPr) -> StoreResult<()> {
-        sqlx::query(
+/// Writes only state, merged_at, closed_at and last_synced_at (the reconcile path).
+pub async fn write_lifecycle_on(conn: &mut AnyConnection, pr: &TaskPr) -> StoreResult<()> {
+    sqlx::query(
             "UPDATE task_prs SET state = $3, merged_at = $4, closed_at = $5, last_synced_at = $6 WHERE task_id = $1 AND pr_key = $2",
         )
         .bind(&pr.task_id)
@@ -123,9 +123,40 @@ impl Store {
         .bind(opt_time_to_text(pr.merged_at))
         .bind(opt_time_to_text(pr.closed_at))
         .bind(opt_time_to_text(pr.last_synced_at))
-        .execute(&self.pool)
+        .execute(conn)
         .await?;
-        Ok(())
+    Ok(())
+}
+
+/// One link, detached or not, read on `conn`.
+pub async fn read_on(
+    conn: &mut AnyConnection,
+    task_id: &str,
+    owner: &str,
+    repo: &str,
+    number: i64,
+) -> StoreResult<Option<TaskPrListing>> {
+    let row = sqlx::query(AssertSqlSafe(format!(
+        "SELECT {COLUMNS}, head_sha FROM task_prs WHERE task_id = $1 AND pr_key = $2"
+    )))
+    .bind(task_id)
+    .bind(pr_key(owner, repo, number))
+    .fetch_optional(conn)
+    .await?;
+    row.map(|r| {
+        Ok(TaskPrListing {
+            pr: task_pr(&r)?,
+            head_sha: r.text("head_sha")?,
+        })
+    })
+    .transpose()
+}
+
+impl Store {
+    /// [`upsert_on`] on its own.
+    pub async fn upsert_task_pr(&self, pr: &TaskPr, head_sha: &str, now: DateTime<Utc>) -> StoreResult<()> {
+        let mut conn = self.pool.acquire().await?;
+        upsert_on(&mut conn, pr, head_sha, now).await
     }
 
     /// One link, detached or not.
@@ -136,20 +167,8 @@ impl Store {
         repo: &str,
         number: i64,
     ) -> StoreResult<Option<TaskPrListing>> {
-        let row = sqlx::query(AssertSqlSafe(format!(
-            "SELECT {COLUMNS}, head_sha FROM task_prs WHERE task_id = $1 AND pr_key = $2"
-        )))
-        .bind(task_id)
-        .bind(pr_key(owner, repo, number))
-        .fetch_optional(&self.pool)
-        .await?;
-        row.map(|r| {
-            Ok(TaskPrListing {
-                pr: task_pr(&r)?,
-                head_sha: r.text("head_sha")?,
-            })
-        })
-        .transpose()
+        let mut conn = self.pool.acquire().await?;
+        read_on(&mut conn, task_id, owner, repo, number).await
     }
 
     /// A task's attached links.

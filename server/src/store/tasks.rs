@@ -58,10 +58,10 @@ fn event(row: &AnyRow) -> StoreResult<TaskEvent> {
     })
 }
 
-impl Store {
-    pub async fn create_task(&self, t: &NewTask, now: DateTime<Utc>) -> StoreResult<Task> {
-        let id = new_id();
-        sqlx::query(
+/// Inserts a task on `conn` (a transaction's connection); returns its id.
+pub async fn insert_task_on(conn: &mut sqlx::AnyConnection, t: &NewTask, now: DateTime<Utc>) -> StoreResult<String> {
+    let id = new_id();
+    sqlx::query(
             "INSERT INTO tasks (id, workspace_id, title, description, status, origin, archived_at, repository_id, base_branch, metadata, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $8, $9, $10, $10)",
         )
@@ -75,8 +75,16 @@ impl Store {
         .bind(&t.base_branch)
         .bind(t.metadata.to_string())
         .bind(time_to_text(now))
-        .execute(&self.pool)
+        .execute(conn)
         .await?;
+    Ok(id)
+}
+
+impl Store {
+    pub async fn create_task(&self, t: &NewTask, now: DateTime<Utc>) -> StoreResult<Task> {
+        let mut conn = self.pool.acquire().await?;
+        let id = insert_task_on(&mut conn, t, now).await?;
+        drop(conn);
         self.get_task(&id).await
     }
 

@@ -88,6 +88,7 @@ async fn fixture(app: &TestApp, cast: &Cast, n: usize) -> Fixture {
                 dedup_key: String::new(),
                 trigger_data: json!({}),
                 error_message: "fixture".into(),
+                event_id: String::new(),
             },
             now,
         )

@@ -223,6 +223,7 @@ async fn run_statuses_are_derived_at_read_time(db: Db) {
             dedup_key: String::new(),
             trigger_data: json!({"source": "manual"}),
             error_message: String::new(),
+            event_id: String::new(),
         };
         store.insert_run(&row, app.services().clock.now()).await.unwrap();
     }

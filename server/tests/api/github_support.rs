@@ -88,6 +88,7 @@ pub async fn watch_publishes(app: &TestApp) -> Published {
         .bus
         .subscribe(
             TASK_PR_UPDATED,
+            "test-watch",
             handler(move |e| {
                 let sink = sink.clone();
                 async move {

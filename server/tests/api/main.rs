@@ -10,6 +10,7 @@ mod access_auth;
 mod agents_api;
 mod automations_api;
 mod bounds;
+mod coordination;
 mod engine;
 mod github_api;
 mod github_support;

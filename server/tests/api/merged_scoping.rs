@@ -205,6 +205,7 @@ async fn unwired() -> (
     let svc = Arc::new(AutomationService::new(
         services.store.clone(),
         services.bus.clone(),
+        services.outbox.clone(),
         services.clock.clone(),
         services.metrics.clone(),
         services.live.clone(),

@@ -121,6 +121,8 @@ impl Spawn {
             settings.nats_url = std::env::var("KANDEV_TEST_NATS_URL").expect(
                 "KANDEV_TEST_NATS_URL is not set: run the tests through `cargo xtask test`, which starts nats-server",
             );
+            // Tests share one nats-server: each app its own stream.
+            settings.nats_stream = format!("test_{}", uuid::Uuid::new_v4().simple());
         }
         (self.settings)(&mut settings);
         let options = BuildOptions {

@@ -1,0 +1,73 @@
+//! Leases: a named piece of singleton work has one owner until it stops
+//! renewing. Acquiring and renewing are one conditional write, so two
+//! replicas racing for a free lease cannot both win.
+
+use chrono::{DateTime, Duration, Utc};
+use sqlx::AnyConnection;
+
+use super::rows::RowExt;
+use super::{Store, StoreResult, time_to_text};
+
+/// The acquire-or-renew statement: inserts a free name, takes an expired
+/// one, renews one this owner holds.
+const ACQUIRE: &str = "INSERT INTO leases (name, owner, expires_at) VALUES ($1, $2, $3) \
+     ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at \
+     WHERE leases.owner = excluded.owner OR leases.expires_at <= $4";
+
+/// [`Store::acquire_lease`] inside a transaction (a run's lease is taken in
+/// the same transaction that creates the run).
+pub async fn acquire_in(
+    conn: &mut AnyConnection,
+    name: &str,
+    owner: &str,
+    ttl: Duration,
+    now: DateTime<Utc>,
+) -> StoreResult<bool> {
+    let done = sqlx::query(ACQUIRE)
+        .bind(name)
+        .bind(owner)
+        .bind(time_to_text(now + ttl))
+        .bind(time_to_text(now))
+        .execute(conn)
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+impl Store {
+    /// Takes or renews `name` for `owner` until `now + ttl`; `false` while
+    /// another owner holds it.
+    pub async fn acquire_lease(&self, name: &str, owner: &str, ttl: Duration, now: DateTime<Utc>) -> StoreResult<bool> {
+        let mut conn = self.pool().acquire().await?;
+        acquire_in(&mut conn, name, owner, ttl, now).await
+    }
+
+    pub async fn release_lease(&self, name: &str, owner: &str) -> StoreResult<()> {
+        sqlx::query("DELETE FROM leases WHERE name = $1 AND owner = $2")
+            .bind(name)
+            .bind(owner)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Releases everything `owner` holds (a clean shutdown).
+    pub async fn release_leases_of(&self, owner: &str) -> StoreResult<()> {
+        sqlx::query("DELETE FROM leases WHERE owner = $1")
+            .bind(owner)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Whether anyone holds `name` right now.
+    pub async fn lease_alive(&self, name: &str, now: DateTime<Utc>) -> StoreResult<bool> {
+        let row = sqlx::query("SELECT expires_at FROM leases WHERE name = $1")
+            .bind(name)
+            .fetch_optional(self.pool())
+            .await?;
+        match row {
+            Some(r) => Ok(r.time("expires_at")? > now),
+            None => Ok(false),
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! The outbox: events written in the same transaction as the state they
+//! announce, read back by the relay until it has published them.
+
+use chrono::{DateTime, Utc};
+use kandev_core::events::Event;
+use sqlx::AnyConnection;
+
+use super::rows::RowExt;
+use super::{Store, StoreResult, time_to_text};
+
+/// An event waiting to be published: its id, subject and wire body.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub id: String,
+    pub subject: String,
+    pub body: Vec<u8>,
+}
+
+/// Writes `event` into the outbox on `conn` (a transaction's connection).
+pub async fn enqueue(conn: &mut AnyConnection, event: &Event) -> StoreResult<()> {
+    sqlx::query("INSERT INTO outbox (id, subject, body, created_at, published_at) VALUES ($1, $2, $3, $4, NULL)")
+        .bind(&event.id)
+        .bind(&event.subject)
+        .bind(String::from_utf8_lossy(&event.to_wire()).into_owned())
+        .bind(time_to_text(event.timestamp))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+impl Store {
+    /// Unpublished events created at or before `until`, oldest first.
+    pub async fn pending_events(&self, until: DateTime<Utc>, limit: i64) -> StoreResult<Vec<Pending>> {
+        sqlx::query(
+            "SELECT id, subject, body FROM outbox WHERE published_at IS NULL AND created_at <= $1 \
+             ORDER BY created_at, id LIMIT $2",
+        )
+        .bind(time_to_text(until))
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(Pending {
+                id: r.text("id")?,
+                subject: r.text("subject")?,
+                body: r.text("body")?.into_bytes(),
+            })
+        })
+        .collect()
+    }
+
+    /// One event, if it is still unpublished.
+    pub async fn pending_event(&self, id: &str) -> StoreResult<Option<Pending>> {
+        let row = sqlx::query("SELECT id, subject, body FROM outbox WHERE id = $1 AND published_at IS NULL")
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?;
+        row.map(|r| {
+            Ok(Pending {
+                id: r.text("id")?,
+                subject: r.text("subject")?,
+                body: r.text("body")?.into_bytes(),
+            })
+        })
+        .transpose()
+    }
+
+    pub async fn mark_published(&self, id: &str, now: DateTime<Utc>) -> StoreResult<()> {
+        sqlx::query("UPDATE outbox SET published_at = $2 WHERE id = $1 AND published_at IS NULL")
+            .bind(id)
+            .bind(time_to_text(now))
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Forgets events published before `events` and GitHub delivery ids
+    /// received before `deliveries`.
+    pub async fn prune_delivered(&self, events: DateTime<Utc>, deliveries: DateTime<Utc>) -> StoreResult<u64> {
+        let published = sqlx::query("DELETE FROM outbox WHERE published_at IS NOT NULL AND published_at < $1")
+            .bind(time_to_text(events))
+            .execute(self.pool())
+            .await?
+            .rows_affected();
+        let received = sqlx::query("DELETE FROM github_deliveries WHERE received_at < $1")
+            .bind(time_to_text(deliveries))
+            .execute(self.pool())
+            .await?
+            .rows_affected();
+        Ok(published + received)
+    }
+
+    /// How many events wait to be published (metrics).
+    pub async fn outbox_backlog(&self) -> StoreResult<i64> {
+        let row = sqlx::query("SELECT COUNT(*) AS n FROM outbox WHERE published_at IS NULL")
+            .fetch_one(self.pool())
+            .await?;
+        row.int("n")
+    }
+}

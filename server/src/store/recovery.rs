@@ -1,0 +1,78 @@
+//! What run recovery reads and writes: runs whose agent turn has no live
+//! lease (its replica died), how often each was resumed, and the sessions a
+//! dead replica left "running".
+
+use chrono::{DateTime, Utc};
+
+use super::rows::RowExt;
+use super::{Store, StoreResult, time_to_text};
+
+/// An open run nobody is driving.
+#[derive(Debug, Clone)]
+pub struct Orphan {
+    pub run_id: String,
+    pub task_id: String,
+    pub automation_id: String,
+    pub recoveries: i64,
+}
+
+impl Store {
+    /// Open runs (`task_created`, task not archived) whose turn lease is
+    /// missing or expired.
+    pub async fn orphaned_runs(&self, now: DateTime<Utc>) -> StoreResult<Vec<Orphan>> {
+        sqlx::query(
+            "SELECT r.id, r.task_id, r.automation_id, r.recoveries FROM automation_runs r \
+             JOIN tasks t ON t.id = r.task_id \
+             LEFT JOIN leases l ON l.name = 'run:' || r.task_id \
+             WHERE r.status = 'task_created' AND t.archived_at IS NULL AND t.origin = 'automation_run' \
+             AND (l.name IS NULL OR l.expires_at <= $1) \
+             ORDER BY r.created_at, r.id LIMIT 100",
+        )
+        .bind(time_to_text(now))
+        .fetch_all(self.pool())
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(Orphan {
+                run_id: r.text("id")?,
+                task_id: r.text("task_id")?,
+                automation_id: r.text("automation_id")?,
+                recoveries: r.int("recoveries")?,
+            })
+        })
+        .collect()
+    }
+
+    /// Counts one resume of a run.
+    pub async fn note_recovery(&self, run_id: &str) -> StoreResult<()> {
+        sqlx::query("UPDATE automation_runs SET recoveries = recoveries + 1 WHERE id = $1")
+            .bind(run_id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// The run row answering an `automation.triggered` event, if written.
+    pub async fn run_for_event(&self, event_id: &str) -> StoreResult<Option<String>> {
+        let row = sqlx::query("SELECT id FROM automation_runs WHERE event_id = $1")
+            .bind(event_id)
+            .fetch_optional(self.pool())
+            .await?;
+        row.map(|r| r.text("id")).transpose()
+    }
+
+    /// Ends the sessions of a task still marked starting or running: their
+    /// process died with its replica.
+    pub async fn end_orphaned_sessions(&self, task_id: &str, reason: &str, now: DateTime<Utc>) -> StoreResult<()> {
+        sqlx::query(
+            "UPDATE agent_sessions SET state = 'FAILED', stop_reason = $2, ended_at = $3 \
+             WHERE task_id = $1 AND state IN ('STARTING', 'RUNNING')",
+        )
+        .bind(task_id)
+        .bind(reason)
+        .bind(time_to_text(now))
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+}

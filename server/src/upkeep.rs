@@ -1,0 +1,82 @@
+//! The coordination upkeep every replica runs, once a second: renew this
+//! replica's leases, relay what the outbox still holds, take over runs and
+//! merge jobs whose replica stopped, and prune what was delivered long ago.
+//! The relay and the recovery scans are singletons (leased); taking over one
+//! run or one job is decided by that run's or job's own lease.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use crate::coord::{LEASE_TTL, Leases, Outbox, lease};
+use crate::merger::Merger;
+use crate::orchestrator::Orchestrator;
+use crate::periodic::Periodic;
+
+const TICK: Duration = Duration::from_secs(1);
+/// Ticks between renewals: well inside a lease's lifetime.
+const RENEW_EVERY: u64 = LEASE_TTL.as_secs() / 3;
+/// Ticks between recovery scans, and between prunes.
+const RECOVER_EVERY: u64 = 2;
+const PRUNE_EVERY: u64 = 600;
+
+pub struct Upkeep {
+    leases: Arc<Leases>,
+    outbox: Arc<Outbox>,
+    orchestrator: Arc<Orchestrator>,
+    merger: Arc<Merger>,
+    running: Periodic,
+}
+
+impl Upkeep {
+    pub fn new(leases: Arc<Leases>, outbox: Arc<Outbox>, orchestrator: Arc<Orchestrator>, merger: Arc<Merger>) -> Self {
+        Upkeep {
+            leases,
+            outbox,
+            orchestrator,
+            merger,
+            running: Periodic::default(),
+        }
+    }
+
+    pub async fn start(&self) {
+        let (leases, outbox, orchestrator, merger) = (
+            self.leases.clone(),
+            self.outbox.clone(),
+            self.orchestrator.clone(),
+            self.merger.clone(),
+        );
+        let ticks = Arc::new(AtomicU64::new(0));
+        self.running
+            .start(TICK, move || {
+                let (leases, outbox, orchestrator, merger, ticks) = (
+                    leases.clone(),
+                    outbox.clone(),
+                    orchestrator.clone(),
+                    merger.clone(),
+                    ticks.clone(),
+                );
+                async move {
+                    let n = ticks.fetch_add(1, Ordering::Relaxed);
+                    if n % RENEW_EVERY == 0 {
+                        leases.renew().await;
+                    }
+                    if leases.try_hold(lease::OUTBOX).await {
+                        outbox.relay().await;
+                        if n % PRUNE_EVERY == 0 {
+                            outbox.prune().await;
+                        }
+                    }
+                    if n % RECOVER_EVERY == 0 && leases.try_hold(lease::RECOVERY).await {
+                        orchestrator.recover_orphans().await;
+                        merger.resume_all().await;
+                    }
+                }
+            })
+            .await;
+    }
+
+    pub async fn stop(&self) {
+        self.running.stop().await;
+    }
+}
