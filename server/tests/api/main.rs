@@ -10,6 +10,8 @@ mod access_auth;
 mod agents_api;
 mod automations_api;
 mod bounds;
+mod cluster;
+mod cluster_support;
 mod coordination;
 mod engine;
 mod github_api;

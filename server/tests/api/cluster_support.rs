@@ -1,0 +1,216 @@
+//! `kandev serve` as real processes: several replicas on one database (and
+//! one NATS), each killable with SIGKILL and restartable, plus a client that
+//! drives them through the HTTP API like a load balancer would.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use tokio::process::{Child, Command};
+
+use crate::github_support::{SECRET, Sim};
+use crate::support::eventually;
+
+pub const ADMIN_TOKEN: &str = "cluster-admin-token-0123456789";
+
+/// One `kandev serve` process and how to start it again.
+pub struct Replica {
+    pub name: String,
+    pub base: String,
+    port: u16,
+    env: Vec<(String, String)>,
+    log: PathBuf,
+    child: Option<Child>,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+impl Replica {
+    /// Starts a replica with the shared settings plus its own port, data
+    /// directory and name.
+    pub async fn start(name: &str, dir: &std::path::Path, shared: &[(String, String)]) -> Replica {
+        let port = free_port();
+        let mut env: Vec<(String, String)> = shared.to_vec();
+        env.push(("KANDEV_LISTEN".into(), format!("127.0.0.1:{port}")));
+        env.push(("KANDEV_DATA_DIR".into(), dir.join(name).display().to_string()));
+        env.push(("KANDEV_REPLICA_ID".into(), name.into()));
+        let mut r = Replica {
+            name: name.into(),
+            base: format!("http://127.0.0.1:{port}"),
+            port,
+            env,
+            log: dir.join(format!("{name}.log")),
+            child: None,
+        };
+        r.launch().await;
+        r
+    }
+
+    async fn launch(&mut self) {
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .expect("log file");
+        let child = Command::new(env!("CARGO_BIN_EXE_kandev"))
+            .arg("serve")
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .env("RUST_LOG", "info")
+            .env("NO_COLOR", "1")
+            .stdout(out.try_clone().expect("log"))
+            .stderr(out)
+            .kill_on_drop(true)
+            .spawn()
+            .expect("kandev serve");
+        self.child = Some(child);
+        let health = format!("{}/healthz", self.base);
+        let what = format!("replica {} on port {} to serve", self.name, self.port);
+        eventually(&what, Duration::from_secs(60), || async {
+            reqwest::get(&health).await.is_ok_and(|r| r.status().is_success())
+        })
+        .await;
+    }
+
+    /// SIGKILL: no shutdown, no lease released, whatever it was doing cut short.
+    pub async fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.start_kill();
+            let _ = c.wait().await;
+        }
+    }
+
+    pub async fn restart(&mut self) {
+        self.kill().await;
+        self.launch().await;
+    }
+
+    pub fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
+    }
+}
+
+/// The settings every replica of one installation shares.
+pub fn shared_env(database_url: &str, sim: &Sim, nats: Option<(&str, &str)>) -> Vec<(String, String)> {
+    let mut env = vec![
+        ("KANDEV_DATABASE_URL".to_string(), database_url.to_string()),
+        ("KANDEV_ADMIN_TOKEN".into(), ADMIN_TOKEN.into()),
+        ("KANDEV_GITHUB_API_URL".into(), sim.base.clone()),
+        ("GITHUB_TOKEN".into(), "cluster-token".into()),
+        ("KANDEV_GITHUB_WEBHOOK_SECRET".into(), SECRET.into()),
+        ("KANDEV_PR_POLL_INTERVAL".into(), "700ms".into()),
+        ("KANDEV_SCHEDULER_INTERVAL".into(), "500ms".into()),
+        ("KANDEV_MERGER_POLL_INTERVAL".into(), "200ms".into()),
+        ("KANDEV_WEB_DIR".into(), "/nonexistent".into()),
+        ("KANDEV_NATS_URL".into(), String::new()),
+    ];
+    if let Some((url, stream)) = nats {
+        env.retain(|(k, _)| k != "KANDEV_NATS_URL");
+        env.push(("KANDEV_NATS_URL".into(), url.into()));
+        env.push(("KANDEV_NATS_STREAM".into(), stream.into()));
+    }
+    env
+}
+
+/// The admin's HTTP client against one replica.
+pub struct Api {
+    http: reqwest::Client,
+}
+
+impl Default for Api {
+    fn default() -> Self {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(
+            reqwest::header::AUTHORIZATION,
+            reqwest::header::HeaderValue::from_static("Bearer cluster-admin-token-0123456789"),
+        );
+        Api {
+            http: reqwest::Client::builder()
+                .default_headers(headers)
+                .timeout(Duration::from_secs(30))
+                .build()
+                .expect("client"),
+        }
+    }
+}
+
+impl Api {
+    pub async fn call(&self, base: &str, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let mut req = self.http.request(method, format!("{base}{path}"));
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        match req.send().await {
+            Ok(resp) => {
+                let status = resp.status();
+                let body = resp.json().await.unwrap_or(Value::Null);
+                (status, body)
+            }
+            Err(e) => panic!("{path} on {base}: {e}"),
+        }
+    }
+
+    pub async fn post(&self, base: &str, path: &str, body: Value) -> Value {
+        let (status, body) = self.call(base, Method::POST, path, Some(body)).await;
+        assert!(status.is_success(), "POST {path}: {status} {body}");
+        body
+    }
+
+    /// A workspace with `acme/api`, and a "Pull request merged" automation
+    /// whose agent archives the task it is bound to.
+    pub async fn merged_setup(&self, base: &str) -> (String, String) {
+        let ws = self.post(base, "/api/v1/workspaces", json!({"name": "W"})).await["id"]
+            .as_str()
+            .expect("ws")
+            .to_string();
+        self.post(
+            base,
+            &format!("/api/v1/workspaces/{ws}/repositories"),
+            json!({"owner": "acme", "name": "api"}),
+        )
+        .await;
+        let a = self
+            .post(
+                base,
+                &format!("/api/v1/workspaces/{ws}/automations"),
+                json!({"name": "Archive merged", "max_concurrent_runs": 100,
+                       "prompt": r#"e2e:mcp:kandev:archive_task_kandev({"task_id":"{{data.task_id}}"})"#,
+                       "triggers": [{"type": "github_pr_merged", "config": {"all_repos": true}}]}),
+            )
+            .await;
+        (ws, a["id"].as_str().expect("automation").to_string())
+    }
+
+    /// `n` tasks, each linked to a fresh PR of the simulator; their ids and PR numbers.
+    pub async fn linked_tasks(&self, bases: &[String], ws: &str, sim: &Sim, n: usize) -> Vec<(String, i64)> {
+        let mut out = vec![];
+        for i in 0..n {
+            let base = &bases[i % bases.len()];
+            let (number, _) = sim.open(&format!("change {i}"));
+            let t = self
+                .post(
+                    base,
+                    &format!("/api/v1/workspaces/{ws}/tasks"),
+                    json!({"title": format!("task {i}")}),
+                )
+                .await;
+            let id = t["id"].as_str().expect("task").to_string();
+            self.post(
+                base,
+                &format!("/api/v1/tasks/{id}/prs"),
+                json!({"owner": "acme", "repo": "api", "pr_number": number}),
+            )
+            .await;
+            out.push((id, number));
+        }
+        out
+    }
+}
