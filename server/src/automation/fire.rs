@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::AutomationService;
 use crate::error::{ServiceError, ServiceResult};
+use crate::store::automations::{mark_evaluated_on, mark_triggered_on};
 use crate::store::{EvaluationRecord, NewRun, StoreError};
 
 /// One firing handed to the engine.
@@ -121,37 +122,43 @@ impl AutomationService {
                 }
             }
         }
-        if !req.trigger_id.is_empty()
-            && let Err(e) = self.store.set_trigger_last_evaluated_at(&req.trigger_id, now).await
-        {
-            tracing::warn!(trigger_id = %req.trigger_id, error = %e, "could not move last_evaluated_at");
-        }
         if capped {
+            if !req.trigger_id.is_empty()
+                && let Err(e) = self.store.set_trigger_last_evaluated_at(&req.trigger_id, now).await
+            {
+                tracing::warn!(trigger_id = %req.trigger_id, error = %e, "could not move last_evaluated_at");
+            }
             return Ok(FireOutcome::Capped {
                 reason: cap_reason(automation.max_concurrent_runs),
             });
         }
-        if let Err(e) = self.store.set_last_triggered_at(&automation.id, now).await {
-            tracing::warn!(automation_id = %automation.id, error = %e, "could not move last_triggered_at");
+        let event = self.outbox.event(
+            AUTOMATION_TRIGGERED,
+            SOURCE_AUTOMATION,
+            Payload::AutomationTriggered(AutomationTriggered {
+                automation_id: automation.id.clone(),
+                trigger_id: req.trigger_id.clone(),
+                trigger_type: req.trigger_type.clone(),
+                trigger_data: req.data,
+                dedup_key: req.dedup_key.clone(),
+            }),
+        );
+        // The anchors move with the event, in one transaction: a crash after
+        // the commit loses nothing (the relay sends it), one before it lets
+        // the source event come again.
+        let written: crate::store::StoreResult<()> = async {
+            let mut tx = self.store.write_tx().await?;
+            if !req.trigger_id.is_empty() {
+                mark_evaluated_on(&mut tx, &req.trigger_id, now).await?;
+            }
+            mark_triggered_on(&mut tx, &automation.id, now).await?;
+            self.outbox.write(&mut tx, &event).await?;
+            tx.commit().await?;
+            Ok(())
         }
-        let event = AutomationTriggered {
-            automation_id: automation.id.clone(),
-            trigger_id: req.trigger_id.clone(),
-            trigger_type: req.trigger_type.clone(),
-            trigger_data: req.data,
-            dedup_key: req.dedup_key.clone(),
-        };
-        // Committed to the outbox before it counts as fired: a crash after
-        // this line loses nothing (the relay sends it), one before it lets the
-        // source event come again.
-        self.outbox
-            .publish(
-                AUTOMATION_TRIGGERED,
-                SOURCE_AUTOMATION,
-                Payload::AutomationTriggered(event),
-            )
-            .await
-            .map_err(|e| ServiceError::Internal(e.to_string()))?;
+        .await;
+        written.map_err(|e| ServiceError::Internal(e.to_string()))?;
+        self.outbox.committed(&event).await;
         tracing::info!(
             automation_id = %automation.id,
             trigger_id = %req.trigger_id,

@@ -50,18 +50,10 @@ impl Outbox {
         crate::store::outbox::enqueue(conn, event).await
     }
 
-    /// After the commit: publishes these events now. A failure leaves them
-    /// for the relay.
-    pub async fn committed(&self, ids: &[String]) {
-        for id in ids {
-            match self.store.pending_event(id).await {
-                Ok(Some(p)) => self.deliver(&p.id, &p.subject, p.body).await,
-                Ok(None) => {}
-                Err(error) => {
-                    tracing::warn!(event_id = %id, %error, "could not read a committed event; the relay will send it")
-                }
-            }
-        }
+    /// After the commit: publishes this event now. A failure leaves it for
+    /// the relay.
+    pub async fn committed(&self, event: &Event) {
+        self.deliver(&event.id, &event.subject, event.to_wire()).await;
     }
 
     /// Writes and commits a lone event (no other state changes with it), then publishes it.
@@ -70,7 +62,7 @@ impl Outbox {
         let mut tx = self.store.write_tx().await?;
         self.write(&mut tx, &event).await?;
         tx.commit().await?;
-        self.committed(&[event.id]).await;
+        self.committed(&event).await;
         Ok(())
     }
 

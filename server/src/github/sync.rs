@@ -158,7 +158,7 @@ impl GithubService {
         }
         tx.commit().await?;
         if let Some(e) = event {
-            self.outbox.committed(&[e.id]).await;
+            self.outbox.committed(&e).await;
         }
         if let Ok(task) = self.store.get_task(&row.task_id).await {
             self.live.notify(&task.workspace_id, LIVE_TASK_PR_UPDATED, &row.task_id);

@@ -93,7 +93,7 @@ impl GithubService {
         }
         self.outbox.write(&mut tx, &event).await?;
         tx.commit().await?;
-        self.outbox.committed(&[event.id]).await;
+        self.outbox.committed(&event).await;
         Ok(DeliveryAck::Accepted(what.into()))
     }
 }

@@ -282,23 +282,10 @@ impl Store {
     }
 
     /// Moves only when a firing is published.
-    pub async fn set_last_triggered_at(&self, id: &str, now: DateTime<Utc>) -> StoreResult<()> {
-        sqlx::query("UPDATE automations SET last_triggered_at = $2 WHERE id = $1")
-            .bind(id)
-            .bind(time_to_text(now))
-            .execute(&self.pool)
-            .await?;
-        Ok(())
-    }
-
     /// The scheduler's anchor; moves on a fire and on a cap-skip.
     pub async fn set_trigger_last_evaluated_at(&self, trigger_id: &str, now: DateTime<Utc>) -> StoreResult<()> {
-        sqlx::query("UPDATE automation_triggers SET last_evaluated_at = $2 WHERE id = $1")
-            .bind(trigger_id)
-            .bind(time_to_text(now))
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+        let mut conn = self.pool.acquire().await?;
+        mark_evaluated_on(&mut conn, trigger_id, now).await
     }
 
     pub async fn automation_repository_ids(&self, automation_id: &str) -> StoreResult<Vec<String>> {
@@ -405,6 +392,34 @@ impl Store {
             })
             .collect())
     }
+}
+
+/// Moves a trigger's `last_evaluated_at` (the scheduler's anchor) on `conn`.
+pub async fn mark_evaluated_on(
+    conn: &mut sqlx::AnyConnection,
+    trigger_id: &str,
+    now: DateTime<Utc>,
+) -> StoreResult<()> {
+    sqlx::query("UPDATE automation_triggers SET last_evaluated_at = $2 WHERE id = $1")
+        .bind(trigger_id)
+        .bind(time_to_text(now))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Moves an automation's `last_triggered_at` on `conn` (only when a firing is published).
+pub async fn mark_triggered_on(
+    conn: &mut sqlx::AnyConnection,
+    automation_id: &str,
+    now: DateTime<Utc>,
+) -> StoreResult<()> {
+    sqlx::query("UPDATE automations SET last_triggered_at = $2 WHERE id = $1")
+        .bind(automation_id)
+        .bind(time_to_text(now))
+        .execute(conn)
+        .await?;
+    Ok(())
 }
 
 /// What the firing path needs to know about an automation.

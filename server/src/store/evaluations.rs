@@ -42,7 +42,7 @@ fn evaluation(row: &AnyRow) -> StoreResult<Evaluation> {
 impl Store {
     /// Writes a batch and trims each touched automation to its newest records.
     pub async fn record_evaluations(&self, batch: &[EvaluationRecord]) -> StoreResult<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         for e in batch {
             sqlx::query(
                 "INSERT INTO automation_evaluations (id, automation_id, trigger_id, trigger_type, event_subject, summary, outcome, gate, at) \
@@ -57,7 +57,7 @@ impl Store {
             .bind(e.outcome.as_str())
             .bind(e.gate.map(|g| g.as_str().to_string()))
             .bind(time_to_text(e.at))
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         }
         let mut touched: Vec<&str> = batch.iter().map(|e| e.automation_id.as_str()).collect();
@@ -70,7 +70,7 @@ impl Store {
             )
             .bind(automation_id)
             .bind(KEEP_PER_AUTOMATION)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         }
         tx.commit().await?;

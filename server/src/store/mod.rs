@@ -5,7 +5,7 @@
 //! booleans as 0/1, because `Any` carries only integers, floats, text and blobs.
 
 pub mod agents;
-mod automations;
+pub mod automations;
 mod evaluations;
 pub mod github_state;
 pub mod leases;
@@ -32,6 +32,7 @@ pub use users::UserRecord;
 
 use std::borrow::Cow;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -69,6 +70,36 @@ pub enum Backend {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    /// SQLite has one writer at a time, and a writer that finds the lock
+    /// taken sleeps in coarse steps: this process's write transactions take
+    /// turns here instead. (PostgreSQL writes concurrently; unused there.)
+    write_gate: Arc<tokio::sync::Mutex<()>>,
+}
+
+/// A write transaction; on SQLite it holds the process's write turn until
+/// it commits or is dropped.
+pub struct WriteTx {
+    tx: sqlx::Transaction<'static, sqlx::Any>,
+    _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+}
+
+impl std::ops::Deref for WriteTx {
+    type Target = sqlx::Transaction<'static, sqlx::Any>;
+    fn deref(&self) -> &Self::Target {
+        &self.tx
+    }
+}
+
+impl std::ops::DerefMut for WriteTx {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.tx
+    }
+}
+
+impl WriteTx {
+    pub async fn commit(self) -> Result<(), sqlx::Error> {
+        self.tx.commit().await
+    }
 }
 
 const MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -138,7 +169,11 @@ impl Store {
             .connect_with(options)
             .await?;
         migrator().run(&pool).await?;
-        Ok(Store { pool, backend })
+        Ok(Store {
+            pool,
+            backend,
+            write_gate: Arc::new(tokio::sync::Mutex::new(())),
+        })
     }
 
     pub fn pool(&self) -> &AnyPool {
@@ -148,10 +183,19 @@ impl Store {
     /// A transaction that writes. SQLite takes its write lock at once
     /// (`BEGIN IMMEDIATE`): a deferred one that reads first could not upgrade
     /// under a concurrent writer, and would fail instead of waiting.
-    pub async fn write_tx(&self) -> StoreResult<sqlx::Transaction<'static, sqlx::Any>> {
+    pub async fn write_tx(&self) -> StoreResult<WriteTx> {
         Ok(match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Backend::Postgres => self.pool.begin().await?,
+            Backend::Sqlite => {
+                let turn = self.write_gate.clone().lock_owned().await;
+                WriteTx {
+                    tx: self.pool.begin_with("BEGIN IMMEDIATE").await?,
+                    _turn: Some(turn),
+                }
+            }
+            Backend::Postgres => WriteTx {
+                tx: self.pool.begin().await?,
+                _turn: None,
+            },
         })
     }
 

@@ -50,22 +50,6 @@ impl Store {
         .collect()
     }
 
-    /// One event, if it is still unpublished.
-    pub async fn pending_event(&self, id: &str) -> StoreResult<Option<Pending>> {
-        let row = sqlx::query("SELECT id, subject, body FROM outbox WHERE id = $1 AND published_at IS NULL")
-            .bind(id)
-            .fetch_optional(self.pool())
-            .await?;
-        row.map(|r| {
-            Ok(Pending {
-                id: r.text("id")?,
-                subject: r.text("subject")?,
-                body: r.text("body")?.into_bytes(),
-            })
-        })
-        .transpose()
-    }
-
     pub async fn mark_published(&self, id: &str, now: DateTime<Utc>) -> StoreResult<()> {
         sqlx::query("UPDATE outbox SET published_at = $2 WHERE id = $1 AND published_at IS NULL")
             .bind(id)
