@@ -6,7 +6,9 @@
 //! - `setup`: install the build tools only
 //! - `bench`: run the benchmarks (figures are printed, never asserted)
 //! - `contract`: schemathesis against the running server (part of `test`)
+//! - `cluster`: three replicas on one PostgreSQL and one NATS, to try
 
+mod cluster;
 mod contract;
 mod services;
 mod sh;
@@ -28,8 +30,9 @@ fn main() -> ExitCode {
         "test" => test(&rest),
         "bench" => bench(&rest),
         "contract" => tools::setup().and_then(|_| contract::check()),
+        "cluster" => tools::setup().and_then(|_| web::build()).and_then(|_| cluster::run()),
         _ => {
-            eprintln!("usage: cargo xtask <setup|web|run|test|bench|contract>");
+            eprintln!("usage: cargo xtask <setup|web|run|test|bench|contract|cluster>");
             return ExitCode::from(2);
         }
     };
