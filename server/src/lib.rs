@@ -29,5 +29,6 @@ pub mod signature;
 pub mod state;
 pub mod store;
 pub mod telemetry;
+pub mod testkit;
 pub mod tls;
 pub mod upkeep;

@@ -24,7 +24,11 @@ impl Drop for Replicas {
 pub fn run() -> Result<(), String> {
     services::install()?;
     sh::step("building the kandev binary (release)");
-    sh::run("cargo", &["build", "--release", "-p", "kandev-server", "--bin", "kandev"], &[])?;
+    sh::run(
+        "cargo",
+        &["build", "--release", "-p", "kandev-server", "--bin", "kandev"],
+        &[],
+    )?;
     let running = services::start()?;
     let env = running.env();
     let value = |key: &str| {
@@ -62,7 +66,10 @@ pub fn run() -> Result<(), String> {
     // The first replica to start on the empty database made the admin.
     for i in 1..=PORTS.len() {
         let log = std::fs::read_to_string(dir.join(format!("r{i}.log"))).unwrap_or_default();
-        for line in log.lines().filter(|l| l.contains("password:") || l.contains("username:") || l.contains("Sign in at")) {
+        for line in log
+            .lines()
+            .filter(|l| l.contains("password:") || l.contains("username:") || l.contains("Sign in at"))
+        {
             eprintln!("r{i}: {line}");
         }
     }

@@ -113,7 +113,12 @@ fn test(extra: &[String]) -> Result<(), String> {
 
 fn bench(extra: &[String]) -> Result<(), String> {
     tools::setup()?;
+    // The cluster benchmark runs replicas on PostgreSQL and NATS.
+    services::install()?;
+    let running = services::start()?;
     let mut args = vec!["bench", "-p", "kandev-server"];
     args.extend(extra.iter().map(String::as_str));
-    sh::run("cargo", &args, &[])
+    let result = sh::run("cargo", &args, &running.env());
+    drop(running);
+    result
 }

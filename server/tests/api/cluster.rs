@@ -9,9 +9,12 @@ use reqwest::Method;
 use serde_json::json;
 use sqlx::{AnyPool, Row};
 
-use crate::cluster_support::{Api, Replica, shared_env};
-use crate::github_support::{SECRET, Sim, simulator};
+use kandev_server::testkit::{Api, Replica, WEBHOOK_SECRET, shared_env};
+
+use crate::github_support::{Sim, simulator};
 use crate::support::{eventually, postgres_url};
+
+const KANDEV: &str = env!("CARGO_BIN_EXE_kandev");
 
 fn nats_url() -> String {
     std::env::var("KANDEV_TEST_NATS_URL").expect("KANDEV_TEST_NATS_URL: run through `cargo xtask test`")
@@ -28,13 +31,13 @@ async fn cluster(sim: &Sim, dir: &std::path::Path) -> (Vec<Replica>, String) {
     let url = postgres_url().await;
     let stream = format!("cluster_{}", uuid::Uuid::new_v4().simple());
     let nats = nats_url();
-    let env = shared_env(&url, sim, Some((&nats, &stream)));
+    let env = shared_env(&url, &sim.base, Some((&nats, &stream)));
     let mut replicas = vec![];
     for name in ["r1", "r2", "r3"] {
-        replicas.push(Replica::start(name, dir, &env).await);
+        replicas.push(Replica::start(KANDEV.as_ref(), name, dir, &env).await);
     }
     sim.sim
-        .set_webhook(&format!("{}/api/v1/github/webhook", replicas[0].base), SECRET);
+        .set_webhook(&format!("{}/api/v1/github/webhook", replicas[0].base), WEBHOOK_SECRET);
     (replicas, url)
 }
 
@@ -138,7 +141,7 @@ async fn merge_burst(kill_one: bool) {
     let (mut replicas, url) = cluster(&sim, dir.path()).await;
     let api = Api::default();
     let (ws, automation) = api.merged_setup(&replicas[1].base).await;
-    let tasks = api.linked_tasks(&bases(&replicas), &ws, &sim, 50).await;
+    let tasks = api.linked_tasks(&bases(&replicas), &ws, &sim.sim, 50).await;
     for (_, n) in &tasks {
         sim.sim.merge_pr("acme", "api", *n).expect("merge");
     }
@@ -332,10 +335,10 @@ async fn one_sqlite_process_killed_at_random_during_two_hundred_merges_archives_
     let sim = simulator().await;
     let dir = tempfile::tempdir().expect("dir");
     let url = format!("sqlite://{}/kandev.db", dir.path().display());
-    let env = shared_env(&url, &sim, None);
-    let mut kandev = Replica::start("solo", dir.path(), &env).await;
+    let env = shared_env(&url, &sim.base, None);
+    let mut kandev = Replica::start(KANDEV.as_ref(), "solo", dir.path(), &env).await;
     sim.sim
-        .set_webhook(&format!("{}/api/v1/github/webhook", kandev.base), SECRET);
+        .set_webhook(&format!("{}/api/v1/github/webhook", kandev.base), WEBHOOK_SECRET);
     let api = Api::default();
     let (ws, automation) = api.merged_setup(&kandev.base).await;
     // A slow agent: killed mid-turn, its run is resumed on restart.
@@ -351,7 +354,7 @@ async fn one_sqlite_process_killed_at_random_during_two_hundred_merges_archives_
     let seed = rand_millis(1_000_000);
     println!("chaos seed {seed}");
     let tasks = api
-        .linked_tasks(std::slice::from_ref(&kandev.base), &ws, &sim, 200)
+        .linked_tasks(std::slice::from_ref(&kandev.base), &ws, &sim.sim, 200)
         .await;
     let db = pool(&url).await;
     // Four waves of fifty (the cap is a hundred), a SIGKILL at a random

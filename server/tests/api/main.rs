@@ -11,7 +11,6 @@ mod agents_api;
 mod automations_api;
 mod bounds;
 mod cluster;
-mod cluster_support;
 mod coordination;
 mod engine;
 mod github_api;

@@ -10,7 +10,6 @@ use reqwest::{Method, StatusCode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use sqlx::Executor;
 
 /// Which database a test runs against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,16 +23,7 @@ pub async fn postgres_url() -> String {
     let admin = std::env::var("KANDEV_TEST_POSTGRES_URL").expect(
         "KANDEV_TEST_POSTGRES_URL is not set: run the tests through `cargo xtask test`, which starts PostgreSQL",
     );
-    sqlx::any::install_default_drivers();
-    let name = format!("kandev_test_{}", uuid::Uuid::new_v4().simple());
-    let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&admin)
-        .await
-        .expect("connect to test postgres");
-    conn.execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .await
-        .expect("create test database");
-    let base = admin.rsplit_once('/').map(|(b, _)| b.to_string()).unwrap_or(admin);
-    format!("{base}/{name}")
+    kandev_server::testkit::fresh_postgres_database(&admin).await
 }
 
 pub struct TestApp {

@@ -1,6 +1,7 @@
-//! `kandev serve` as real processes: several replicas on one database (and
-//! one NATS), each killable with SIGKILL and restartable, plus a client that
-//! drives them through the HTTP API like a load balancer would.
+//! `kandev serve` as real processes, for the cluster tests and benchmarks:
+//! several replicas on one database (and one NATS), each killable with
+//! SIGKILL and restartable, plus a client that drives them through the HTTP
+//! API like a load balancer would. Nothing in the product uses it.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -10,10 +11,11 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
-use crate::github_support::{SECRET, Sim};
-use crate::support::eventually;
+use crate::github_sim::{NewPr, Simulator};
 
 pub const ADMIN_TOKEN: &str = "cluster-admin-token-0123456789";
+/// The webhook secret replicas and the simulator share.
+pub const WEBHOOK_SECRET: &str = "cluster-webhook-secret";
 
 /// One `kandev serve` process and how to start it again.
 pub struct Replica {
@@ -21,6 +23,7 @@ pub struct Replica {
     pub base: String,
     port: u16,
     env: Vec<(String, String)>,
+    bin: PathBuf,
     log: PathBuf,
     child: Option<Child>,
 }
@@ -32,10 +35,28 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
+/// Polls `check` every 50 ms; panics with `what` after `timeout`.
+async fn wait_until<F, Fut>(what: &str, timeout: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    while !check().await {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 impl Replica {
-    /// Starts a replica with the shared settings plus its own port, data
-    /// directory and name.
-    pub async fn start(name: &str, dir: &std::path::Path, shared: &[(String, String)]) -> Replica {
+    /// Starts `kandev` (the binary at `bin`) as a replica with the shared
+    /// settings plus its own port, data directory and name.
+    pub async fn start(
+        bin: &std::path::Path,
+        name: &str,
+        dir: &std::path::Path,
+        shared: &[(String, String)],
+    ) -> Replica {
         let port = free_port();
         let mut env: Vec<(String, String)> = shared.to_vec();
         env.push(("KANDEV_LISTEN".into(), format!("127.0.0.1:{port}")));
@@ -46,6 +67,7 @@ impl Replica {
             base: format!("http://127.0.0.1:{port}"),
             port,
             env,
+            bin: bin.to_path_buf(),
             log: dir.join(format!("{name}.log")),
             child: None,
         };
@@ -59,7 +81,7 @@ impl Replica {
             .append(true)
             .open(&self.log)
             .expect("log file");
-        let child = Command::new(env!("CARGO_BIN_EXE_kandev"))
+        let child = Command::new(&self.bin)
             .arg("serve")
             .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .env("RUST_LOG", "info")
@@ -72,7 +94,7 @@ impl Replica {
         self.child = Some(child);
         let health = format!("{}/healthz", self.base);
         let what = format!("replica {} on port {} to serve", self.name, self.port);
-        eventually(&what, Duration::from_secs(60), || async {
+        wait_until(&what, Duration::from_secs(60), || async {
             reqwest::get(&health).await.is_ok_and(|r| r.status().is_success())
         })
         .await;
@@ -98,14 +120,15 @@ impl Replica {
     }
 }
 
-/// The settings every replica of one installation shares.
-pub fn shared_env(database_url: &str, sim: &Sim, nats: Option<(&str, &str)>) -> Vec<(String, String)> {
+/// The settings every replica of one installation shares; GitHub is the
+/// simulator at `github`.
+pub fn shared_env(database_url: &str, github: &str, nats: Option<(&str, &str)>) -> Vec<(String, String)> {
     let mut env = vec![
         ("KANDEV_DATABASE_URL".to_string(), database_url.to_string()),
         ("KANDEV_ADMIN_TOKEN".into(), ADMIN_TOKEN.into()),
-        ("KANDEV_GITHUB_API_URL".into(), sim.base.clone()),
+        ("KANDEV_GITHUB_API_URL".into(), github.to_string()),
         ("GITHUB_TOKEN".into(), "cluster-token".into()),
-        ("KANDEV_GITHUB_WEBHOOK_SECRET".into(), SECRET.into()),
+        ("KANDEV_GITHUB_WEBHOOK_SECRET".into(), WEBHOOK_SECRET.into()),
         ("KANDEV_PR_POLL_INTERVAL".into(), "700ms".into()),
         ("KANDEV_SCHEDULER_INTERVAL".into(), "500ms".into()),
         ("KANDEV_MERGER_POLL_INTERVAL".into(), "200ms".into()),
@@ -189,12 +212,17 @@ impl Api {
         (ws, a["id"].as_str().expect("automation").to_string())
     }
 
-    /// `n` tasks, each linked to a fresh PR of the simulator; their ids and PR numbers.
-    pub async fn linked_tasks(&self, bases: &[String], ws: &str, sim: &Sim, n: usize) -> Vec<(String, i64)> {
+    /// `n` tasks, each linked to a fresh PR of `acme/api` in the simulator;
+    /// their ids and PR numbers.
+    pub async fn linked_tasks(&self, bases: &[String], ws: &str, sim: &Simulator, n: usize) -> Vec<(String, i64)> {
         let mut out = vec![];
         for i in 0..n {
             let base = &bases[i % bases.len()];
-            let (number, _) = sim.open(&format!("change {i}"));
+            let pr = NewPr {
+                title: format!("change {i}"),
+                ..Default::default()
+            };
+            let (number, _) = sim.open_pr("acme", "api", pr).expect("open a PR");
             let t = self
                 .post(
                     base,
@@ -213,4 +241,23 @@ impl Api {
         }
         out
     }
+}
+
+/// A fresh database on the PostgreSQL server `admin` points at (its
+/// `postgres` database): its URL.
+pub async fn fresh_postgres_database(admin: &str) -> String {
+    use sqlx::Executor;
+    sqlx::any::install_default_drivers();
+    let name = format!("kandev_{}", uuid::Uuid::new_v4().simple());
+    let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(admin)
+        .await
+        .expect("connect to PostgreSQL");
+    conn.execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .await
+        .expect("create a database");
+    let base = admin
+        .rsplit_once('/')
+        .map(|(b, _)| b.to_string())
+        .unwrap_or_else(|| admin.to_string());
+    format!("{base}/{name}")
 }
