@@ -144,6 +144,15 @@ pub fn merger_finish(from: TaskStatus, merged: bool) -> Result<TaskStatus, MoveE
     Ok(if merged { TaskStatus::Done } else { TaskStatus::Blocked })
 }
 
+/// `POST /tasks/{id}/cancel-merge`: the merger's job stops and the task goes
+/// back to human review, where it was approved from.
+pub fn cancel_merge(from: TaskStatus) -> Result<TaskStatus, MoveError> {
+    if from != TaskStatus::Running {
+        return Err(MoveError::NotRunning(from.as_str()));
+    }
+    Ok(TaskStatus::HumanReview)
+}
+
 /// A GitHub pull request, compared by (owner, repo, number) — never by string.
 #[derive(Debug, Clone, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -314,6 +323,13 @@ pub fn ci_wait_timeout_minutes(description: &str, comments_newest_first: &[Strin
 mod tests {
     use super::*;
     use TaskStatus::*;
+
+    #[test]
+    fn a_cancelled_merge_goes_back_to_human_review_from_running_only() {
+        assert_eq!(cancel_merge(Running), Ok(HumanReview));
+        assert!(cancel_merge(Done).is_err());
+        assert!(cancel_merge(HumanReview).is_err());
+    }
 
     #[test]
     fn statuses_round_trip() {

@@ -56,6 +56,21 @@ pub const DRAFT: &str = "PR is draft";
 pub const CONFLICT: &str = "merge conflict, manual rebase needed";
 pub const UNKNOWN_AFTER_ERROR: &str = "merge state unknown after a GitHub error; check the PR";
 
+/// How long the merger waits before its `attempt`-th retry (from 0) of a
+/// GitHub read that failed for a reason that may pass (5xx, timeout, a lost
+/// connection): doubling from one second up to `cap`, with `jitter` (in
+/// `0.0..1.0`, drawn by the caller) spreading up to a quarter more so
+/// replicas and jobs do not retry in step.
+pub fn retry_delay(attempt: u32, cap: std::time::Duration, jitter: f64) -> std::time::Duration {
+    let base = std::time::Duration::from_secs(1u64 << attempt.min(16)).min(cap);
+    base.mul_f64(1.0 + 0.25 * jitter.clamp(0.0, 1.0))
+}
+
+/// The block reason when GitHub kept failing for the whole CI wait.
+pub fn kept_failing(minutes: u64, last: &str) -> String {
+    format!("GitHub kept failing for {minutes} min (last: {last}); check the PR")
+}
+
 pub fn merged_summary(number: i64) -> String {
     format!("Merged PR #{number}")
 }
@@ -126,6 +141,24 @@ pub fn decide(pr: &PrSnapshot, ci: &CiVerdict, job: &JobState, policy: &Policy, 
     }
     Step::Merge {
         sha: pr.head_sha.clone(),
+    }
+}
+
+#[cfg(test)]
+mod retry_tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn retries_double_up_to_the_cap_with_bounded_jitter() {
+        let cap = Duration::from_secs(30);
+        assert_eq!(retry_delay(0, cap, 0.0), Duration::from_secs(1));
+        assert_eq!(retry_delay(3, cap, 0.0), Duration::from_secs(8));
+        assert_eq!(retry_delay(10, cap, 0.0), cap);
+        assert_eq!(retry_delay(u32::MAX, cap, 0.0), cap);
+        assert_eq!(retry_delay(2, cap, 1.0), Duration::from_secs(5));
+        assert_eq!(retry_delay(2, cap, 7.0), Duration::from_secs(5), "jitter is clamped");
     }
 }
 

@@ -130,6 +130,7 @@ const TABLE: &[(&str, &str, Need)] = &[
     ("POST", "/api/v1/tasks/{id}/review", Need::In(Task, Write)),
     ("POST", "/api/v1/tasks/{id}/approve", Need::In(Task, Write)),
     ("POST", "/api/v1/tasks/{id}/reject", Need::In(Task, Write)),
+    ("POST", "/api/v1/tasks/{id}/cancel-merge", Need::In(Task, Write)),
     ("GET", "/api/v1/tasks/{id}/sessions", Need::In(Task, Read)),
     ("GET", "/api/v1/tasks/{id}/prs", Need::In(Task, Read)),
     ("POST", "/api/v1/tasks/{id}/prs", Need::In(Task, Write)),

@@ -129,6 +129,7 @@ pub const EVENT_REVIEW_REQUESTED: &str = "review_requested";
 pub const EVENT_APPROVED: &str = "approved";
 pub const EVENT_REJECTED: &str = "rejected";
 pub const EVENT_MERGE_REQUESTED: &str = "merge_requested";
+pub const EVENT_MERGE_CANCELLED: &str = "merge_cancelled";
 pub const EVENT_MERGE_PROGRESS: &str = "merge_progress";
 pub const EVENT_MERGED: &str = "merged";
 pub const EVENT_COMPLETED: &str = "completed";

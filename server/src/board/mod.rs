@@ -21,6 +21,10 @@ use crate::error::{ServiceError, ServiceResult};
 use crate::live::LiveHub;
 use crate::store::{NewTask, Store};
 
+/// Why a move is refused while the merger holds the task.
+pub const MERGE_IN_PROGRESS: &str =
+    "the merger is merging this task's pull request: cancel the merge first (POST /tasks/{id}/cancel-merge)";
+
 fn invalid(e: bounds::OutOfBounds) -> ServiceError {
     ServiceError::Invalid(e.0)
 }
@@ -175,7 +179,9 @@ impl BoardService {
         Ok(task)
     }
 
-    /// Compare-and-swap a status and record the move. 409 if it lost a race.
+    /// Compare-and-swap a status and record the move. 409 if it lost a
+    /// race, or while the merger holds the task (its merge state is the
+    /// merger's to leave).
     pub async fn move_status(
         &self,
         task: &Task,
@@ -184,8 +190,36 @@ impl BoardService {
         extra: Value,
         actor: &Actor,
     ) -> ServiceResult<()> {
+        self.swap(task, from, to, extra, actor, false).await
+    }
+
+    /// [`BoardService::move_status`] for the merger's own moves (approve's
+    /// move into `running`, the job's exits, a cancelled merge).
+    pub async fn move_status_for_merge(
+        &self,
+        task: &Task,
+        from: TaskStatus,
+        to: TaskStatus,
+        extra: Value,
+        actor: &Actor,
+    ) -> ServiceResult<()> {
+        self.swap(task, from, to, extra, actor, true).await
+    }
+
+    async fn swap(
+        &self,
+        task: &Task,
+        from: TaskStatus,
+        to: TaskStatus,
+        extra: Value,
+        actor: &Actor,
+        for_merger: bool,
+    ) -> ServiceResult<()> {
         let now = self.clock.now();
-        if !self.store.swap_task_status(&task.id, from, to, now).await? {
+        if !self.store.swap_task_status(&task.id, from, to, now, for_merger).await? {
+            if !for_merger && self.store.get_merger_job(&task.id).await?.is_some() {
+                return Err(ServiceError::Conflict(MERGE_IN_PROGRESS.into()));
+            }
             return Err(ServiceError::Conflict(format!("task is no longer {}", from.as_str())));
         }
         let mut payload = json!({"from": from.as_str(), "to": to.as_str()});

@@ -3,8 +3,8 @@
 
 use async_trait::async_trait;
 use kandev_core::api::{
-    Actor, ApproveRequest, ApproveResponse, EVENT_APPROVED, EVENT_MERGE_REQUESTED, EVENT_REJECTED,
-    EVENT_REVIEW_REQUESTED, RejectRequest, ReviewHandoff, ReviewRequest, Task,
+    Actor, ApproveRequest, ApproveResponse, EVENT_APPROVED, EVENT_MERGE_CANCELLED, EVENT_MERGE_REQUESTED,
+    EVENT_REJECTED, EVENT_REVIEW_REQUESTED, RejectRequest, ReviewHandoff, ReviewRequest, Task,
 };
 use kandev_core::board::{Approval, HandoffEvent, PrRef, TaskStatus, approve, bound_pr, hand_off_to_review, reject};
 use serde_json::json;
@@ -139,9 +139,11 @@ impl BoardService {
                     .unwrap_or_else(|p| p.into_inner())
                     .clone()
                     .ok_or_else(|| ServiceError::Unavailable("the merger is not running".into()))?;
+                // One job per task, decided by the database: a second approve
+                // racing this one gets a 409 and touches nothing.
                 starter.prepare(&task, &pr).await?;
                 if let Err(e) = self
-                    .move_status(&task, TaskStatus::HumanReview, to, json!({}), actor)
+                    .move_status_for_merge(&task, TaskStatus::HumanReview, to, json!({}), actor)
                     .await
                 {
                     starter.abandon(&task.id).await;
@@ -161,6 +163,21 @@ impl BoardService {
                 })
             }
         }
+    }
+
+    /// Stops the merge of an approved task: its job goes, and the task goes
+    /// back to human review with an event naming who cancelled it. The PR is
+    /// left as it is.
+    pub async fn cancel_merge(&self, id: &str, actor: &Actor) -> ServiceResult<Task> {
+        let task = self.get(id).await?;
+        let to = kandev_core::board::cancel_merge(task.status).map_err(|e| ServiceError::Conflict(e.to_string()))?;
+        if !self.store.delete_merger_job_if_any(id).await? {
+            return Err(ServiceError::Conflict("no merge of this task is in progress".into()));
+        }
+        self.move_status_for_merge(&task, task.status, to, json!({}), actor)
+            .await?;
+        self.record(&task, EVENT_MERGE_CANCELLED, json!({}), actor).await?;
+        self.get(id).await
     }
 
     pub async fn reject(&self, id: &str, req: RejectRequest, actor: &Actor) -> ServiceResult<Task> {

@@ -1,25 +1,61 @@
 //! GitHub's REST shapes, the fields Kandev reads. Unknown fields are ignored
 //! and absent ones default, as GitHub adds fields over time.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// A field GitHub documents as nullable (a deleted account's `user`, a check
+/// run's `html_url`, a deleted fork's `repo`): `null` reads as empty, so one
+/// such item never makes a whole list unreadable.
+fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct User {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub login: String,
+}
+
+/// A repository as a PR's head or base names it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RepoRef {
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub full_name: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GitRef {
-    #[serde(rename = "ref", default)]
+    #[serde(rename = "ref", default, deserialize_with = "nullable")]
     pub branch: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub sha: String,
+    /// `owner:branch`; a fork's head names the fork's owner.
+    #[serde(default, deserialize_with = "nullable")]
+    pub label: String,
+    /// `None` when the head's repository (a fork) was deleted.
+    #[serde(default)]
+    pub repo: Option<RepoRef>,
+}
+
+impl GitRef {
+    /// The head's repository as `owner/name`, if GitHub still knows it.
+    pub fn repo_full_name(&self) -> Option<&str> {
+        self.repo
+            .as_ref()
+            .map(|r| r.full_name.as_str())
+            .filter(|f| f.contains('/'))
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Label {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub name: String,
 }
 
@@ -27,23 +63,23 @@ pub struct Label {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PullRequest {
     pub number: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub state: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub title: String,
     #[serde(default)]
     pub body: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub html_url: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub user: User,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub head: GitRef,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub base: GitRef,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub draft: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub merged: bool,
     #[serde(default)]
     pub merged_at: Option<String>,
@@ -51,60 +87,60 @@ pub struct PullRequest {
     pub closed_at: Option<String>,
     #[serde(default)]
     pub mergeable: Option<bool>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub mergeable_state: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub additions: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub deletions: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub requested_reviewers: Vec<User>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub labels: Vec<Label>,
 }
 
 /// `GET /repos/{owner}/{repo}/pulls/{number}/reviews`
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Review {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub id: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub user: User,
     /// `APPROVED`, `CHANGES_REQUESTED`, `COMMENTED`, `DISMISSED` or `PENDING`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub state: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CheckRun {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub id: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub name: String,
     /// `queued`, `in_progress` or `completed`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub status: String,
     #[serde(default)]
     pub conclusion: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub html_url: String,
 }
 
 /// `GET /repos/{owner}/{repo}/commits/{ref}/check-runs`
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CheckRuns {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub total_count: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub check_runs: Vec<CheckRun>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CommitStatus {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub context: String,
     /// `pending`, `success`, `failure` or `error`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub state: String,
     #[serde(default)]
     pub target_url: Option<String>,
@@ -113,30 +149,30 @@ pub struct CommitStatus {
 /// `GET /repos/{owner}/{repo}/commits/{ref}/status`
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CombinedStatus {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub state: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub sha: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub total_count: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub statuses: Vec<CommitStatus>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequiredCheck {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub context: String,
 }
 
 /// `GET /repos/{owner}/{repo}/branches/{branch}/protection/required_status_checks`
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequiredStatusChecks {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub strict: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub contexts: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub checks: Vec<RequiredCheck>,
 }
 
@@ -162,33 +198,33 @@ pub struct MergeRequest {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MergeResponse {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub merged: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub sha: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub message: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IssuePullRequestLink {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub html_url: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IssueItem {
     pub number: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub title: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub html_url: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub state: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub user: User,
     /// `https://api.github.com/repos/{owner}/{repo}`
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub repository_url: String,
     #[serde(default)]
     pub pull_request: Option<IssuePullRequestLink>,
@@ -197,38 +233,76 @@ pub struct IssueItem {
 /// `GET /search/issues`
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IssueSearch {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub total_count: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub incomplete_results: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub items: Vec<IssueItem>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RepoItem {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub name: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub full_name: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub owner: User,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub private: bool,
 }
 
 /// `GET /search/repositories`
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RepoSearchResult {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub total_count: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub items: Vec<RepoItem>,
 }
 
 /// `GET /user/orgs` items.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct OrgItem {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable")]
     pub login: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_review_by_a_deleted_account_decodes_with_the_rest_of_the_list() {
+        let body = r#"[{"id":1,"user":null,"state":"APPROVED"},
+                       {"id":2,"user":{"login":"octo"},"state":"COMMENTED"}]"#;
+        let reviews: Vec<Review> = serde_json::from_str(body).expect("decodes");
+        assert_eq!(reviews.len(), 2);
+        assert_eq!(reviews[0].user.login, "");
+        assert_eq!(reviews[1].user.login, "octo");
+    }
+
+    #[test]
+    fn a_check_run_without_html_url_decodes_with_the_rest_of_the_list() {
+        let body = r#"{"total_count":2,"check_runs":[
+            {"id":1,"name":"build","status":"completed","conclusion":"success","html_url":null},
+            {"id":2,"name":"lint","status":"queued","conclusion":null}]}"#;
+        let runs: CheckRuns = serde_json::from_str(body).expect("decodes");
+        assert_eq!(runs.check_runs.len(), 2);
+        assert_eq!(runs.check_runs[0].html_url, "");
+        assert_eq!(runs.check_runs[1].conclusion, None);
+    }
+
+    #[test]
+    fn a_fork_head_names_its_own_repository_and_a_deleted_fork_names_none() {
+        let fork = r#"{"number":5,"head":{"ref":"fix","sha":"abc","label":"alice:fix",
+            "repo":{"name":"api","full_name":"alice/api"}},"base":{"ref":"main","sha":"def"}}"#;
+        let pr: PullRequest = serde_json::from_str(fork).expect("decodes");
+        assert_eq!(pr.head.repo_full_name(), Some("alice/api"));
+        assert_eq!(pr.head.label, "alice:fix");
+        let gone = r#"{"number":5,"user":null,"head":{"ref":"fix","sha":"abc","repo":null}}"#;
+        let pr: PullRequest = serde_json::from_str(gone).expect("decodes");
+        assert_eq!(pr.head.repo_full_name(), None);
+    }
 }

@@ -41,6 +41,9 @@ pub struct NewPr {
     pub draft: bool,
     #[serde(default)]
     pub labels: Vec<String>,
+    /// `owner/name` of the fork the head branch lives in; absent: the base repository.
+    #[serde(default)]
+    pub head_repo: Option<String>,
 }
 
 /// Changes to a pull request's simulated facts.
@@ -136,6 +139,7 @@ impl Simulator {
             draft: new.draft,
             mergeable_known: true,
             labels: new.labels,
+            head_repo: new.head_repo,
             additions: 10,
             deletions: 2,
             ..Default::default()

@@ -73,6 +73,17 @@ fn api(sim: &Simulator, headers: &HeaderMap, search: bool, f: impl FnOnce(&mut S
             )
                 .into_response();
         }
+        if s.faults.revoked_token {
+            return (
+                StatusCode::UNAUTHORIZED,
+                axum::Json(json!({"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"})),
+            )
+                .into_response();
+        }
+        if s.faults.server_errors > 0 {
+            s.faults.server_errors -= 1;
+            return (StatusCode::BAD_GATEWAY, axum::Json(json!({"message": "Server Error"}))).into_response();
+        }
         if s.remaining <= 0 {
             let r = (
                 StatusCode::FORBIDDEN,
@@ -378,14 +389,30 @@ async fn delete_branch(
     h: HeaderMap,
 ) -> Response {
     api(&sim, &h, false, |s| {
-        let Some(repo) = s.repo_mut(&o, &r) else {
+        // The branch lives where the PR's head does: the base repository, or
+        // its fork. A fork's branch is never in the base repository.
+        let here = format!("{o}/{r}").to_lowercase();
+        let known_repo = s.repo_mut(&o, &r).is_some()
+            || s.repos.values().any(|repo| {
+                repo.prs
+                    .values()
+                    .any(|p| p.head_repo.as_deref().is_some_and(|f| f.to_lowercase() == here))
+            });
+        if !known_repo {
             return not_found();
-        };
-        match repo
-            .prs
-            .values_mut()
-            .find(|p| p.head_ref == branch && !p.head_branch_deleted)
-        {
+        }
+        let found = s.repos.iter_mut().find_map(|((owner, name), repo)| {
+            let base = format!("{owner}/{name}").to_lowercase();
+            repo.prs.values_mut().find(|p| {
+                let lives_in = p
+                    .head_repo
+                    .as_deref()
+                    .map(str::to_lowercase)
+                    .unwrap_or_else(|| base.clone());
+                lives_in == here && p.head_ref == branch && !p.head_branch_deleted
+            })
+        });
+        match found {
             Some(pr) => {
                 pr.head_branch_deleted = true;
                 (StatusCode::NO_CONTENT, Value::Null, None)

@@ -59,6 +59,8 @@ pub struct SimPr {
     pub deletions: i64,
     pub reviews: Vec<SimReview>,
     pub head_branch_deleted: bool,
+    /// `owner/name` of the fork holding the head branch (`None`: this repository).
+    pub head_repo: Option<String>,
     /// Merges accepted for this PR (a 5xx after a merge must not add a second).
     pub merge_count: i64,
     pub update_branch_count: i64,
@@ -92,6 +94,10 @@ pub struct Counters {
 pub struct Faults {
     /// Answer the next merge with a 502 after performing it.
     pub merge_error_after_merge: bool,
+    /// The token was revoked: every request answers 401 "Bad credentials".
+    pub revoked_token: bool,
+    /// The next this many requests answer 502 (GitHub having a bad minute).
+    pub server_errors: u32,
 }
 
 pub struct SimState {
@@ -229,6 +235,17 @@ impl SimRepo {
         "clean"
     }
 
+    /// A PR's head: a fork's head names the fork's owner and repository.
+    fn head_json(&self, pr: &SimPr) -> Value {
+        let full = pr
+            .head_repo
+            .clone()
+            .unwrap_or_else(|| format!("{}/{}", self.owner, self.name));
+        let (owner, name) = full.split_once('/').unwrap_or((&self.owner, &self.name));
+        json!({"ref": pr.head_ref, "sha": pr.head_sha, "label": format!("{owner}:{}", pr.head_ref),
+               "repo": {"name": name, "full_name": full, "fork": pr.head_repo.is_some(), "owner": {"login": owner}}})
+    }
+
     pub fn pull_json(&self, pr: &SimPr) -> Value {
         let html_url = format!("https://github.com/{}/{}/pull/{}", self.owner, self.name, pr.number);
         json!({
@@ -243,8 +260,7 @@ impl SimRepo {
             "user": {"login": pr.author, "type": "User"},
             "labels": pr.labels.iter().map(|l| json!({"name": l})).collect::<Vec<_>>(),
             "requested_reviewers": pr.requested_reviewers.iter().map(|l| json!({"login": l})).collect::<Vec<_>>(),
-            "head": {"ref": pr.head_ref, "sha": pr.head_sha, "label": format!("{}:{}", self.owner, pr.head_ref),
-                     "repo": {"name": self.name, "full_name": format!("{}/{}", self.owner, self.name)}},
+            "head": self.head_json(pr),
             "base": {"ref": pr.base_ref, "label": format!("{}:{}", self.owner, pr.base_ref),
                      "repo": {"name": self.name, "full_name": format!("{}/{}", self.owner, self.name)}},
             "draft": pr.draft,

@@ -30,6 +30,7 @@ pub fn routes() -> ApiRoutes {
         .post("/api/v1/tasks/{id}/review", review)
         .post("/api/v1/tasks/{id}/approve", approve)
         .post("/api/v1/tasks/{id}/reject", reject)
+        .post("/api/v1/tasks/{id}/cancel-merge", cancel_merge)
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -161,4 +162,16 @@ pub async fn reject(
     ApiJson(req): ApiJson<RejectRequest>,
 ) -> HttpResult<Json<Task>> {
     Ok(Json(s.board.reject(&id, req, &caller.actor()).await?))
+}
+
+/// Stops the merger's work on an approved task and returns it to human
+/// review; the pull request is left as it is.
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/cancel-merge", params(("id" = String, Path)),
+    responses((status = 200, body = Task)))]
+pub async fn cancel_merge(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+) -> HttpResult<Json<Task>> {
+    Ok(Json(s.board.cancel_merge(&id, &caller.actor()).await?))
 }

@@ -4,9 +4,11 @@ use kandev_core::api::{Actor, EVENT_BLOCKED, EVENT_COMPLETED, EVENT_MERGE_PROGRE
 use kandev_core::board::{TaskStatus, merger_finish};
 use kandev_core::checks::{Check, ci_verdict, from_check_run, from_commit_status};
 use kandev_core::merger::{
-    CONFLICT, JobState, Policy, PrSnapshot, Step, UNKNOWN_AFTER_ERROR, decide, merged_summary, waiting,
+    CONFLICT, JobState, Policy, PrSnapshot, Step, UNKNOWN_AFTER_ERROR, decide, kept_failing, merged_summary,
+    retry_delay, waiting,
 };
 use serde_json::json;
+use std::time::Duration;
 
 use super::{JOB_RUNNING, Merger};
 use crate::github::GithubError;
@@ -19,6 +21,34 @@ enum End {
     Blocked(String),
     /// Shutting down: the job row stays and resumes on the next start.
     Suspended,
+    /// The merge was cancelled (its job row is gone); the task has moved.
+    Cancelled,
+}
+
+/// What a failed GitHub read means for the job.
+enum ReadFailure {
+    /// It will not pass by waiting (401, 403, 404, a refusal, an answer
+    /// Kandev cannot read): the job ends blocked, naming it.
+    Block(String),
+    /// It may pass (5xx, a timeout, a lost connection, a rate limit).
+    Retry(String),
+}
+
+fn classify(e: &GithubError, reading: &str) -> ReadFailure {
+    match e {
+        GithubError::Server(_) | GithubError::Timeout | GithubError::Transport(_) | GithubError::RateLimited(_) => {
+            ReadFailure::Retry(e.to_string())
+        }
+        GithubError::Unauthorized => {
+            ReadFailure::Block(format!("GitHub answered 401 reading {reading}: the token was refused"))
+        }
+        GithubError::Forbidden(m) => ReadFailure::Block(format!("GitHub answered 403 reading {reading}: {m}")),
+        GithubError::NotFound => ReadFailure::Block(format!(
+            "GitHub answered 404 reading {reading}: it does not exist, or the token cannot see it"
+        )),
+        GithubError::NotConfigured => ReadFailure::Block("GitHub is not configured: set GITHUB_TOKEN".into()),
+        other => ReadFailure::Block(format!("GitHub's answer reading {reading} was unusable: {other}")),
+    }
 }
 
 fn snapshot(pr: &PullRequest) -> PrSnapshot {
@@ -49,6 +79,45 @@ impl Merger {
             End::Done(summary) => self.finish(&task, true, &summary).await,
             End::Blocked(reason) => self.finish(&task, false, &reason).await,
             End::Suspended => {}
+            End::Cancelled => tracing::info!(task_id, "merge cancelled"),
+        }
+    }
+
+    /// Whether the job still exists: a cancelled merge has none, and must not
+    /// write to GitHub or to the task again.
+    async fn still_wanted(&self, task_id: &str) -> bool {
+        matches!(self.store.get_merger_job(task_id).await, Ok(Some(_)))
+    }
+
+    /// Sleeps before a retry of a failed read; counts how long GitHub has been
+    /// failing against the CI wait. `Err` ends the job.
+    async fn after_failure(
+        &self,
+        failure: ReadFailure,
+        retries: &mut u32,
+        failing_since: &mut Option<chrono::DateTime<chrono::Utc>>,
+        policy: &Policy,
+    ) -> Result<(), End> {
+        let message = match failure {
+            ReadFailure::Block(reason) => return Err(End::Blocked(reason)),
+            ReadFailure::Retry(m) => m,
+        };
+        let now = self.clock.now();
+        let since = *failing_since.get_or_insert(now);
+        let limit = chrono::Duration::minutes(policy.timeout_minutes as i64);
+        if now - since >= limit {
+            return Err(End::Blocked(kept_failing(policy.timeout_minutes, &message)));
+        }
+        let delay = retry_delay(
+            *retries,
+            self.settings.poll_interval.max(Duration::from_secs(1)),
+            rand::random(),
+        );
+        *retries += 1;
+        tracing::warn!(%message, retry_in = ?delay, "a GitHub read failed; retrying");
+        tokio::select! {
+            _ = self.shutdown.cancelled() => Err(End::Suspended),
+            _ = tokio::time::sleep(delay) => Ok(()),
         }
     }
 
@@ -100,28 +169,27 @@ impl Merger {
         let mut last_wait = String::new();
         job.state = JOB_RUNNING.into();
         let lease_name = crate::coord::lease::merge(&task.id);
+        let (mut retries, mut failing_since) = (0u32, None);
+        let the_pr = format!("{}/{}#{}", job.owner, job.repo, job.pr_number);
         loop {
             // Shutting down, or another replica took the job over (this one
             // stalled past its lease): stop here, the job row stays.
             if self.shutdown.is_cancelled() || !self.leases.holds(&lease_name) {
                 return End::Suspended;
             }
+            if !self.still_wanted(&task.id).await {
+                return End::Cancelled;
+            }
             // Read the PR first, every time.
             let pr = match client.pull(&job.owner, &job.repo, job.pr_number).await {
                 Ok(pr) => pr,
-                Err(GithubError::NotConfigured) => {
-                    return End::Blocked("GitHub is not configured: set GITHUB_TOKEN".into());
-                }
-                Err(GithubError::NotFound) => {
-                    return End::Blocked(format!(
-                        "PR {}/{}#{} was not found on GitHub",
-                        job.owner, job.repo, job.pr_number
-                    ));
-                }
                 Err(e) => {
-                    tracing::warn!(task_id = %task.id, error = %e, "reading the PR failed; retrying");
-                    if !self.pause().await {
-                        return End::Suspended;
+                    let failure = classify(&e, &format!("the PR {the_pr}"));
+                    if let Err(end) = self
+                        .after_failure(failure, &mut retries, &mut failing_since, &policy)
+                        .await
+                    {
+                        return end;
                     }
                     continue;
                 }
@@ -138,14 +206,18 @@ impl Merger {
                 match self.checks(&job, &pr).await {
                     Ok(checks) => ci_verdict(&checks, required.as_deref()),
                     Err(e) => {
-                        tracing::warn!(task_id = %task.id, error = %e, "reading checks failed; retrying");
-                        if !self.pause().await {
-                            return End::Suspended;
+                        let failure = classify(&e, &format!("the checks of {the_pr}"));
+                        if let Err(end) = self
+                            .after_failure(failure, &mut retries, &mut failing_since, &policy)
+                            .await
+                        {
+                            return end;
                         }
                         continue;
                     }
                 }
             };
+            (retries, failing_since) = (0, None);
             let state = JobState {
                 wait_started_at: job.wait_started_at,
                 waiting_on_sha: job.waiting_on_sha.clone(),
@@ -159,7 +231,9 @@ impl Merger {
                     let next = waiting(&state, &snap.head_sha, now);
                     job.wait_started_at = next.wait_started_at;
                     job.waiting_on_sha = next.waiting_on_sha;
-                    let _ = self.store.upsert_merger_job(&job, now).await;
+                    if let Ok(false) = self.store.update_merger_job(&job, now).await {
+                        return End::Cancelled;
+                    }
                     let detail = format!("waiting for {} on {}", pending.join(", "), short(&snap.head_sha));
                     if detail != last_wait {
                         self.progress(task, "waiting_for_checks", detail.clone()).await;
@@ -170,6 +244,9 @@ impl Merger {
                     }
                 }
                 Step::UpdateBranch { expected_head_sha } => {
+                    if !self.still_wanted(&task.id).await {
+                        return End::Cancelled;
+                    }
                     self.progress(
                         task,
                         "updating_branch",
@@ -182,7 +259,9 @@ impl Merger {
                     {
                         Ok(_) => {
                             job.updated_branch = true;
-                            let _ = self.store.upsert_merger_job(&job, self.clock.now()).await;
+                            if let Ok(false) = self.store.update_merger_job(&job, self.clock.now()).await {
+                                return End::Cancelled;
+                            }
                         }
                         Err(GithubError::Unprocessable(m)) if m.to_lowercase().contains("conflict") => {
                             return End::Blocked(CONFLICT.into());
@@ -191,6 +270,11 @@ impl Merger {
                     }
                 }
                 Step::Merge { sha } => {
+                    // A cancel that came while checks were read stops here:
+                    // nothing is merged behind the person's back.
+                    if !self.still_wanted(&task.id).await {
+                        return End::Cancelled;
+                    }
                     self.progress(
                         task,
                         "merging",
@@ -202,14 +286,18 @@ impl Merger {
                         .await
                     {
                         Ok(resp) if resp.merged => {
-                            self.merged(task, &job, &pr, &settings, &resp.sha).await;
+                            self.merged(task, &pr, &settings, &resp.sha).await;
                             return End::Done(merged_summary(job.pr_number));
                         }
                         Ok(resp) => return End::Blocked(format!("GitHub did not merge the PR: {}", resp.message)),
-                        // The head moved after the checks were judged: start over.
+                        // The head moved after the checks were judged: read
+                        // again after one poll, when GitHub has caught up.
                         Err(GithubError::Conflict(_)) => {
                             self.progress(task, "head_moved", "the head moved; checking again".into())
                                 .await;
+                            if !self.pause().await {
+                                return End::Suspended;
+                            }
                         }
                         Err(GithubError::NotAllowed(m)) => {
                             return End::Blocked(format!("GitHub refused the merge: {m}"));
@@ -218,7 +306,7 @@ impl Merger {
                             // Never retried blindly: read the PR back.
                             return match client.pull(&job.owner, &job.repo, job.pr_number).await {
                                 Ok(after) if after.merged || after.merged_at.is_some() => {
-                                    self.merged(task, &job, &after, &settings, "").await;
+                                    self.merged(task, &after, &settings, "").await;
                                     End::Done(merged_summary(job.pr_number))
                                 }
                                 _ => End::Blocked(UNKNOWN_AFTER_ERROR.into()),
@@ -234,7 +322,6 @@ impl Merger {
     async fn merged(
         &self,
         task: &Task,
-        job: &MergerJob,
         pr: &PullRequest,
         settings: &kandev_core::api::GithubWorkspaceSettings,
         sha: &str,
@@ -248,14 +335,17 @@ impl Merger {
                 &Actor::Merger,
             )
             .await;
-        if settings.delete_branch
-            && !pr.head.branch.is_empty()
-            && let Err(e) = self
-                .github
-                .client()
-                .delete_branch(&job.owner, &job.repo, &pr.head.branch)
-                .await
-        {
+        if !settings.delete_branch || pr.head.branch.is_empty() {
+            return;
+        }
+        // The branch lives in the head's repository — a fork's, perhaps —
+        // never in the base repository just because a branch there shares
+        // its name. A deleted fork leaves nothing to delete.
+        let Some((owner, repo)) = pr.head.repo_full_name().and_then(|f| f.split_once('/')) else {
+            tracing::info!(task_id = %task.id, "the head's repository is gone; no branch to delete");
+            return;
+        };
+        if let Err(e) = self.github.client().delete_branch(owner, repo, &pr.head.branch).await {
             tracing::info!(task_id = %task.id, error = %e, "could not delete the merged branch");
         }
     }
@@ -268,7 +358,7 @@ impl Merger {
         };
         if let Err(e) = self
             .board
-            .move_status(task, TaskStatus::Running, to, json!({}), &Actor::Merger)
+            .move_status_for_merge(task, TaskStatus::Running, to, json!({}), &Actor::Merger)
             .await
         {
             tracing::warn!(task_id = %task.id, error = %e, "the merged task had already moved");

@@ -165,7 +165,11 @@ impl MergeStarter for MergerHandle {
             waiting_on_sha: String::new(),
             updated_branch: false,
         };
-        m.store.upsert_merger_job(&job, m.clock.now()).await?;
+        if !m.store.insert_merger_job(&job, m.clock.now()).await? {
+            return Err(crate::error::ServiceError::Conflict(
+                crate::board::MERGE_IN_PROGRESS.into(),
+            ));
+        }
         Ok(())
     }
 

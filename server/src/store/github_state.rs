@@ -111,13 +111,13 @@ impl Store {
         Ok(())
     }
 
-    pub async fn upsert_merger_job(&self, j: &MergerJob, now: DateTime<Utc>) -> StoreResult<()> {
-        sqlx::query(
+    /// Writes a new job unless the task has one: `false` when it does. Two
+    /// approvals racing get one job between them (the primary key decides).
+    pub async fn insert_merger_job(&self, j: &MergerJob, now: DateTime<Utc>) -> StoreResult<bool> {
+        let done = sqlx::query(
             "INSERT INTO merger_jobs (task_id, owner, repo, pr_number, state, timeout_minutes, wait_started_at, waiting_on_sha, \
              updated_branch, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) \
-             ON CONFLICT (task_id) DO UPDATE SET owner = excluded.owner, repo = excluded.repo, pr_number = excluded.pr_number, \
-             state = excluded.state, timeout_minutes = excluded.timeout_minutes, wait_started_at = excluded.wait_started_at, \
-             waiting_on_sha = excluded.waiting_on_sha, updated_branch = excluded.updated_branch, updated_at = excluded.updated_at",
+             ON CONFLICT (task_id) DO NOTHING",
         )
         .bind(&j.task_id)
         .bind(&j.owner)
@@ -131,7 +131,25 @@ impl Store {
         .bind(time_to_text(now))
         .execute(&self.pool)
         .await?;
-        Ok(())
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Saves a running job's progress; `false` when the job is gone (its
+    /// merge was cancelled), and then nothing is written.
+    pub async fn update_merger_job(&self, j: &MergerJob, now: DateTime<Utc>) -> StoreResult<bool> {
+        let done = sqlx::query(
+            "UPDATE merger_jobs SET state = $2, wait_started_at = $3, waiting_on_sha = $4, updated_branch = $5, updated_at = $6 \
+             WHERE task_id = $1",
+        )
+        .bind(&j.task_id)
+        .bind(&j.state)
+        .bind(opt_time_to_text(j.wait_started_at))
+        .bind(&j.waiting_on_sha)
+        .bind(flag(j.updated_branch))
+        .bind(time_to_text(now))
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
     }
 
     pub async fn get_merger_job(&self, task_id: &str) -> StoreResult<Option<MergerJob>> {
@@ -143,6 +161,15 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         row.as_ref().map(job).transpose()
+    }
+
+    /// Deletes a task's job; `false` when it had none.
+    pub async fn delete_merger_job_if_any(&self, task_id: &str) -> StoreResult<bool> {
+        let done = sqlx::query("DELETE FROM merger_jobs WHERE task_id = $1")
+            .bind(task_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
     }
 
     pub async fn delete_merger_job(&self, task_id: &str) -> StoreResult<()> {

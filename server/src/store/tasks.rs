@@ -138,16 +138,24 @@ impl Store {
         one_row(done)
     }
 
-    /// Compare-and-swap the status: moves only if the task is still in `from`.
-    /// `false` means somebody else moved it first.
+    /// Compare-and-swap the status: moves only if the task is still in `from`
+    /// and (for everyone but the merger) no merge job holds it. `false` means
+    /// it did not move.
     pub async fn swap_task_status(
         &self,
         id: &str,
         from: TaskStatus,
         to: TaskStatus,
         now: DateTime<Utc>,
+        for_merger: bool,
     ) -> StoreResult<bool> {
-        let done = sqlx::query("UPDATE tasks SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2")
+        let sql = if for_merger {
+            "UPDATE tasks SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2"
+        } else {
+            "UPDATE tasks SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2 \
+             AND NOT EXISTS (SELECT 1 FROM merger_jobs WHERE task_id = $1)"
+        };
+        let done = sqlx::query(sql)
             .bind(id)
             .bind(from.as_str())
             .bind(to.as_str())

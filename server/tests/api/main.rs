@@ -16,6 +16,7 @@ mod engine;
 mod github_api;
 mod github_support;
 mod logs;
+mod merge_state;
 mod merged_detection;
 mod merged_engine;
 mod merged_scoping;

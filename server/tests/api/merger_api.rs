@@ -352,6 +352,7 @@ async fn server_error_on_a_merge_that_did_merge_completes_with_exactly_one_merge
     gh.green_build(&sha);
     gh.sim.set_faults(Faults {
         merge_error_after_merge: true,
+        ..Default::default()
     });
     let app = fast(&gh, Db::Sqlite).start().await;
     let t = approve_with_pr(&app, n, "").await;
