@@ -172,6 +172,13 @@ impl PartialEq for PrRef {
 
 /// Owner and repository characters in a PR reference: anything but `/` and
 /// whitespace (in the sense `crate::schema::PR_REF` publishes).
+/// A PR number as both forms and the published pattern accept it: 1 to
+/// eighteen significant digits (leading zeros and a `+` allowed).
+fn pr_number(digits: &str) -> Option<i64> {
+    let n: i64 = digits.parse().ok()?;
+    (1..=999_999_999_999_999_999).contains(&n).then_some(n)
+}
+
 fn is_name_char(c: char) -> bool {
     !crate::schema::is_space(c) && c != '/'
 }
@@ -204,12 +211,8 @@ impl PrRef {
         }
         let (path, number) = s.split_once('#')?;
         let (owner, repo) = path.split_once('/')?;
-        let number: i64 = number.parse().ok()?;
-        (!owner.is_empty()
-            && !repo.is_empty()
-            && owner.chars().all(is_name_char)
-            && repo.chars().all(is_name_char)
-            && number > 0)
+        let number = pr_number(number)?;
+        (!owner.is_empty() && !repo.is_empty() && owner.chars().all(is_name_char) && repo.chars().all(is_name_char))
             .then(|| PrRef::new(owner, repo, number))
     }
 }
@@ -251,7 +254,7 @@ fn match_url_at(s: &str) -> Option<(PrRef, usize)> {
     if digits == 0 {
         return None;
     }
-    let number: i64 = s[pos..pos + digits].parse().ok()?;
+    let number = pr_number(&s[pos..pos + digits])?;
     Some((PrRef::new(owner, repo, number), pos + digits))
 }
 

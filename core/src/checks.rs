@@ -92,11 +92,8 @@ pub enum CiVerdict {
     Green,
     /// Required checks still running (or expected and not reported yet).
     Pending(Vec<String>),
-    /// A required check failed: its name and URL.
-    Failed {
-        name: String,
-        url: String,
-    },
+    /// Required checks failed: every one, with its name and URL.
+    Failed(Vec<Check>),
 }
 
 /// Only required checks decide. `required = None` means the requirement could
@@ -104,11 +101,14 @@ pub enum CiVerdict {
 /// at all is pending.
 pub fn ci_verdict(checks: &[Check], required: Option<&[String]>) -> CiVerdict {
     let counts = |c: &Check| required.is_none_or(|r| r.iter().any(|n| n == &c.name));
-    if let Some(failed) = checks.iter().find(|c| counts(c) && c.status == CheckStatus::Failed) {
-        return CiVerdict::Failed {
-            name: failed.name.clone(),
-            url: failed.url.clone(),
-        };
+    let mut failed: Vec<Check> = vec![];
+    for c in checks.iter().filter(|c| counts(c) && c.status == CheckStatus::Failed) {
+        if !failed.iter().any(|f| f.name == c.name) {
+            failed.push(c.clone());
+        }
+    }
+    if !failed.is_empty() {
+        return CiVerdict::Failed(failed);
     }
     let mut pending: Vec<String> = checks
         .iter()
@@ -133,16 +133,7 @@ pub fn ci_verdict(checks: &[Check], required: Option<&[String]>) -> CiVerdict {
 /// order: each reviewer's latest decisive review counts.
 pub fn review_summary(reviews: &[(String, String)], requested_reviewers: usize) -> (String, i64) {
     let submitted = reviews.iter().filter(|(_, s)| s != "PENDING").count() as i64;
-    let mut latest: Vec<(&str, &str)> = vec![];
-    for (user, state) in reviews {
-        if !matches!(state.as_str(), "APPROVED" | "CHANGES_REQUESTED" | "DISMISSED") {
-            continue;
-        }
-        match latest.iter_mut().find(|(u, _)| u == user) {
-            Some(entry) => entry.1 = state,
-            None => latest.push((user, state)),
-        }
-    }
+    let latest = latest_decisive(reviews);
     let state = if latest.iter().any(|(_, s)| *s == "CHANGES_REQUESTED") {
         "changes_requested"
     } else if latest.iter().any(|(_, s)| *s == "APPROVED") {
@@ -153,6 +144,29 @@ pub fn review_summary(reviews: &[(String, String)], requested_reviewers: usize) 
         ""
     };
     (state.to_string(), submitted)
+}
+
+/// Each reviewer's latest decisive review (approve, request changes, dismissed).
+fn latest_decisive(reviews: &[(String, String)]) -> Vec<(&str, &str)> {
+    let mut latest: Vec<(&str, &str)> = vec![];
+    for (user, state) in reviews {
+        if !matches!(state.as_str(), "APPROVED" | "CHANGES_REQUESTED" | "DISMISSED") {
+            continue;
+        }
+        match latest.iter_mut().find(|(u, _)| u == user) {
+            Some(entry) => entry.1 = state,
+            None => latest.push((user, state)),
+        }
+    }
+    latest
+}
+
+/// Reviewers whose latest decisive review approves.
+pub fn approvals(reviews: &[(String, String)]) -> u32 {
+    latest_decisive(reviews)
+        .iter()
+        .filter(|(_, s)| *s == "APPROVED")
+        .count() as u32
 }
 
 #[cfg(test)]
@@ -210,11 +224,21 @@ mod tests {
         assert_eq!(ci_verdict(&checks, Some(&["build".to_string()])), CiVerdict::Green);
         assert_eq!(
             ci_verdict(&checks, None),
-            CiVerdict::Failed {
-                name: "lint".into(),
-                url: "https://ci/lint".into()
-            },
+            CiVerdict::Failed(vec![run("lint", "completed", Some("failure"))]),
             "without readable protection every check counts"
+        );
+        let two = vec![
+            run("build", "completed", Some("failure")),
+            run("lint", "completed", Some("timed_out")),
+            run("docs", "completed", Some("success")),
+        ];
+        let CiVerdict::Failed(all) = ci_verdict(&two, None) else {
+            panic!("failing")
+        };
+        assert_eq!(
+            all.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+            ["build", "lint"],
+            "every failing check, not only the first"
         );
         let required = vec!["build".to_string(), "deploy-preview".to_string()];
         assert_eq!(
@@ -242,5 +266,9 @@ mod tests {
         );
         assert_eq!(review_summary(&[r("a", "COMMENTED")], 1), ("review_required".into(), 1));
         assert_eq!(review_summary(&[], 0), (String::new(), 0));
+        assert_eq!(
+            approvals(&[r("a", "APPROVED"), r("a", "DISMISSED"), r("b", "APPROVED")]),
+            1
+        );
     }
 }

@@ -45,6 +45,31 @@ pub fn query_value(s: &str) -> String {
         .collect()
 }
 
+/// GitHub's GraphQL endpoint for a REST base: `https://api.github.com` →
+/// `…/graphql`; an Enterprise `https://host/api/v3` → `https://host/api/graphql`.
+pub fn graphql_url(rest_base: &str) -> String {
+    let base = rest_base.trim_end_matches('/');
+    match base.strip_suffix("/api/v3") {
+        Some(host) => format!("{host}/api/graphql"),
+        None => format!("{base}/graphql"),
+    }
+}
+
+/// Lists are read 100 at a time, and at most this many pages (10,000 items),
+/// so a hostile or runaway list cannot keep a reader going for ever.
+pub const PER_PAGE: usize = 100;
+pub const MAX_PAGES: usize = 100;
+
+/// The next page to read after page `page` (1-based) brought `got` items, of
+/// `total` when GitHub says (`None` for plain arrays); `None`: done.
+pub fn next_page(page: usize, got: usize, seen: usize, total: Option<usize>) -> Option<usize> {
+    let more = match total {
+        Some(total) => seen < total && got > 0,
+        None => got >= PER_PAGE,
+    };
+    (more && page < MAX_PAGES).then_some(page + 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,5 +100,25 @@ mod tests {
     #[test]
     fn query_values_are_form_encoded() {
         assert_eq!(query_value("user:acme api in:name"), "user%3Aacme+api+in%3Aname");
+    }
+
+    #[test]
+    fn graphql_lives_beside_the_rest_api() {
+        assert_eq!(graphql_url("https://api.github.com"), "https://api.github.com/graphql");
+        assert_eq!(
+            graphql_url("https://ghe.example/api/v3/"),
+            "https://ghe.example/api/graphql"
+        );
+        assert_eq!(graphql_url("http://127.0.0.1:9000"), "http://127.0.0.1:9000/graphql");
+    }
+
+    #[test]
+    fn pages_until_the_total_or_a_short_page_and_never_past_the_cap() {
+        assert_eq!(next_page(1, 100, 100, Some(250)), Some(2));
+        assert_eq!(next_page(3, 50, 250, Some(250)), None);
+        assert_eq!(next_page(2, 0, 100, Some(250)), None, "an empty page ends it");
+        assert_eq!(next_page(1, 100, 100, None), Some(2));
+        assert_eq!(next_page(2, 7, 107, None), None);
+        assert_eq!(next_page(MAX_PAGES, 100, 10_000, Some(1_000_000)), None);
     }
 }

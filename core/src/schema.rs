@@ -61,7 +61,7 @@ pub const PR_REF: &str = concat!(
     space_class!(),
     "]+/[^/",
     space_class!(),
-    "]+/[Pp][Uu][Ll][Ll]/[0-9]{1,18}(?:[/?#][\\s\\S]*)?|[^/#",
+    "]+/[Pp][Uu][Ll][Ll]/0*[1-9][0-9]{0,17}(?:[/?#][\\s\\S]*)?|[^/#",
     space_class!(),
     "]+/[^/#",
     space_class!(),
@@ -195,6 +195,12 @@ mod tests {
             "a/b#+1",
             "a/b#0",
             "\u{1c}",
+            // Nineteen digits fit an i64 but not the pattern: both refuse.
+            "https://github.com/a/b/pull/1000000000000000000",
+            "https://github.com/a/b/pull/0000000000000000001",
+            "https://github.com/a/b/pull/0",
+            "a/b#1000000000000000000",
+            "a/b#0000000000000000000999999999999999999",
         ] {
             let accepted = is_blank(s) || PrRef::parse(trim_space(s)).is_some();
             assert_eq!(re(PR_REF).is_match(s), accepted, "{s:?}");

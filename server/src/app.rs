@@ -142,6 +142,7 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
     let client = Arc::new(GithubClient::new(
         &settings.github_api_url,
         settings.github_token.clone(),
+        settings.github_timeout,
         metrics.clone(),
     ));
     let github = Arc::new(GithubService::new(

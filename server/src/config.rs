@@ -33,6 +33,9 @@ pub struct Settings {
     /// Token for GitHub calls; without it GitHub features stay idle.
     #[arg(long, env = "GITHUB_TOKEN", hide_env_values = true)]
     pub github_token: Option<String>,
+    /// Longest Kandev waits for one GitHub answer before treating it as a timeout.
+    #[arg(long, env = "KANDEV_GITHUB_TIMEOUT", default_value = "20s", value_parser = duration)]
+    pub github_timeout: Duration,
     /// Secret that signs GitHub webhook deliveries; without it deliveries are refused.
     #[arg(long, env = "KANDEV_GITHUB_WEBHOOK_SECRET", hide_env_values = true)]
     pub github_webhook_secret: Option<String>,
@@ -89,6 +92,7 @@ impl Settings {
             replica_id: None,
             github_api_url: "https://api.github.com".into(),
             github_token: None,
+            github_timeout: Duration::from_secs(20),
             github_webhook_secret: None,
             pr_poll_interval: Duration::from_secs(60),
             pr_settle_period: Duration::from_secs(6 * 3600),

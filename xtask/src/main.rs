@@ -24,7 +24,7 @@ fn main() -> ExitCode {
         .map(|(c, r)| (c.as_str(), r.to_vec()))
         .unwrap_or(("help", vec![]));
     let result = match command {
-        "setup" => tools::setup(),
+        "setup" => tools::setup().and_then(|_| tools::github_openapi().map(|_| ())),
         "web" => tools::setup().and_then(|_| web::build()),
         "run" => tools::setup().and_then(|_| web::build()).and_then(|_| run(&rest)),
         "test" => test(&rest),
@@ -96,11 +96,14 @@ fn test(extra: &[String]) -> Result<(), String> {
     // The browser suite drives this binary as a user would.
     sh::step("building the kandev binary for the browser suite");
     sh::run("cargo", &["build", "-p", "kandev-server", "--bin", "kandev"], &[])?;
+    let openapi = tools::github_openapi()?;
     let running = services::start()?;
     sh::step("tests (cargo nextest)");
     let mut args = vec!["nextest", "run", "--workspace", "--no-fail-fast"];
     args.extend(extra.iter().map(String::as_str));
-    let result = sh::run("cargo", &args, &running.env());
+    let mut env = running.env();
+    env.push(("KANDEV_GITHUB_OPENAPI".into(), openapi.display().to_string()));
+    let result = sh::run("cargo", &args, &env);
     drop(running);
     // A browser killed by a timeout can leave Chromium behind; ours are
     // recognisable by their profile directory.

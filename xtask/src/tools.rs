@@ -49,3 +49,48 @@ pub fn setup() -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The `@octokit/openapi` release whose GitHub description the simulator's
+/// answers are validated against.
+const OCTOKIT_OPENAPI: &str = "@octokit/openapi@23.0.2";
+
+/// GitHub's OpenAPI description, fetched from the npm registry once into
+/// `target/octokit-openapi/` (only the one file the tests read is kept).
+pub fn github_openapi() -> Result<std::path::PathBuf, String> {
+    let dir = root().join("target/octokit-openapi");
+    let file = dir.join("api.github.com.json");
+    let stamp = dir.join("version");
+    if file.exists() && std::fs::read_to_string(&stamp).unwrap_or_default() == OCTOKIT_OPENAPI {
+        return Ok(file);
+    }
+    sh::step(&format!("fetching GitHub's OpenAPI description ({OCTOKIT_OPENAPI})"));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let d = dir.display().to_string();
+    sh::run(
+        "npm",
+        &["pack", OCTOKIT_OPENAPI, "--pack-destination", &d, "--silent"],
+        &[],
+    )?;
+    let tarball = std::fs::read_dir(&dir)
+        .map_err(|e| e.to_string())?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "tgz"))
+        .ok_or("npm pack left no tarball")?;
+    let t = tarball.display().to_string();
+    sh::run(
+        "tar",
+        &[
+            "xzf",
+            &t,
+            "-C",
+            &d,
+            "--strip-components=2",
+            "package/generated/api.github.com.json",
+        ],
+        &[],
+    )?;
+    let _ = std::fs::remove_file(&tarball);
+    std::fs::write(&stamp, OCTOKIT_OPENAPI).map_err(|e| e.to_string())?;
+    Ok(file)
+}

@@ -21,6 +21,9 @@ pub trait MergeStarter: Send + Sync {
     async fn abandon(&self, task_id: &str);
     /// Starts the job (at once, not on a timer).
     async fn start(&self, task_id: &str);
+    /// Before a cancelled job is deleted: undo what GitHub still holds (a
+    /// merge-queue entry). An error leaves the merge running.
+    async fn withdraw(&self, task_id: &str) -> ServiceResult<()>;
 }
 
 /// Links a PR to a task (reads it from GitHub when it can).
@@ -171,6 +174,10 @@ impl BoardService {
     pub async fn cancel_merge(&self, id: &str, actor: &Actor) -> ServiceResult<Task> {
         let task = self.get(id).await?;
         let to = kandev_core::board::cancel_merge(task.status).map_err(|e| ServiceError::Conflict(e.to_string()))?;
+        let merger = self.merge.read().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(m) = merger {
+            m.withdraw(id).await?;
+        }
         if !self.store.delete_merger_job_if_any(id).await? {
             return Err(ServiceError::Conflict("no merge of this task is in progress".into()));
         }

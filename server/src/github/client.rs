@@ -44,6 +44,9 @@ pub enum GithubError {
     Transport(String),
     #[error("unexpected response: {0}")]
     Decode(String),
+    /// A GraphQL `errors` answer.
+    #[error("GitHub GraphQL: {0}")]
+    Graphql(String),
     /// A name that cannot be put in a GitHub URL (`..`, empty): nothing was sent.
     #[error("{0}")]
     BadName(String),
@@ -55,7 +58,7 @@ impl From<kandev_core::github_path::BadName> for GithubError {
     }
 }
 
-use kandev_core::github_path::{git_ref as ref_path, query_value, repo as repo_path};
+use kandev_core::github_path::{PER_PAGE, git_ref as ref_path, graphql_url, next_page, query_value, repo as repo_path};
 
 impl GithubError {
     /// Whether a request may have been applied even though it failed.
@@ -68,6 +71,30 @@ impl GithubError {
 }
 
 pub type GithubResult<T> = Result<T, GithubError>;
+
+const GATE_QUERY: &str = "query MergeGate($owner: String!, $name: String!, $number: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      id
+      state
+      merged
+      reviewDecision
+      reviewThreads(first: 100, after: $after) { totalCount nodes { isResolved } pageInfo { hasNextPage endCursor } }
+      mergeQueueEntry { id position state }
+      timelineItems(last: 1, itemTypes: [REMOVED_FROM_MERGE_QUEUE_EVENT]) {
+        nodes { ... on RemovedFromMergeQueueEvent { reason } }
+      }
+    }
+  }
+}";
+
+const ENQUEUE: &str = "mutation Enqueue($id: ID!, $sha: GitObjectID!) {
+  enqueuePullRequest(input: {pullRequestId: $id, expectedHeadOid: $sha}) { mergeQueueEntry { id position state } }
+}";
+
+const DEQUEUE: &str = "mutation Dequeue($id: ID!) {
+  dequeuePullRequest(input: {id: $id}) { mergeQueueEntry { id } }
+}";
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Budget {
@@ -97,10 +124,10 @@ fn header_i64(h: &HeaderMap, name: &str) -> Option<i64> {
 }
 
 impl GithubClient {
-    pub fn new(base: &str, token: Option<String>, metrics: Metrics) -> Self {
+    pub fn new(base: &str, token: Option<String>, timeout: Duration, metrics: Metrics) -> Self {
         let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(20))
-            .connect_timeout(Duration::from_secs(5))
+            .timeout(timeout)
+            .connect_timeout(timeout.min(Duration::from_secs(5)))
             .build()
             .unwrap_or_default();
         GithubClient {
@@ -178,7 +205,11 @@ impl GithubClient {
         if let Some(reset) = self.exhausted(path) {
             return Err(GithubError::RateLimited(reset));
         }
-        let url = format!("{}{}", self.base, path);
+        let url = if path.starts_with("http") {
+            path.to_string()
+        } else {
+            format!("{}{}", self.base, path)
+        };
         let mut req = self
             .http
             .request(method.clone(), &url)
@@ -288,32 +319,177 @@ impl GithubClient {
             .await
     }
 
+    /// Every page of a list: `split` takes one decoded page apart into its
+    /// items and GitHub's total, when it gives one.
+    async fn pages<P: DeserializeOwned, I>(
+        &self,
+        path: &str,
+        split: impl Fn(P) -> (Vec<I>, Option<usize>),
+    ) -> GithubResult<Vec<I>> {
+        let mut all = vec![];
+        let mut page = 1;
+        loop {
+            let sep = if path.contains('?') { '&' } else { '?' };
+            let one: P = self
+                .get(&format!("{path}{sep}per_page={PER_PAGE}&page={page}"), true)
+                .await?;
+            let (items, total) = split(one);
+            let got = items.len();
+            all.extend(items);
+            match next_page(page, got, all.len(), total) {
+                Some(next) => page = next,
+                None => return Ok(all),
+            }
+        }
+    }
+
     pub async fn reviews(&self, owner: &str, repo: &str, number: i64) -> GithubResult<Vec<Review>> {
-        self.get(
-            &format!("{}/pulls/{number}/reviews?per_page=100", repo_path(owner, repo)?),
-            true,
+        self.pages(
+            &format!("{}/pulls/{number}/reviews", repo_path(owner, repo)?),
+            |page: Vec<Review>| (page, None),
         )
         .await
     }
 
+    /// Every check run of a commit, all pages.
     pub async fn check_runs(&self, owner: &str, repo: &str, git_ref: &str) -> GithubResult<CheckRuns> {
-        self.get(
-            &format!(
-                "{}/commits/{}/check-runs?per_page=100",
-                repo_path(owner, repo)?,
-                ref_path(git_ref)?
-            ),
-            true,
-        )
-        .await
+        let runs = self
+            .pages(
+                &format!("{}/commits/{}/check-runs", repo_path(owner, repo)?, ref_path(git_ref)?),
+                |page: CheckRuns| {
+                    let total = usize::try_from(page.total_count).ok();
+                    (page.check_runs, total)
+                },
+            )
+            .await?;
+        Ok(CheckRuns {
+            total_count: runs.len() as i64,
+            check_runs: runs,
+        })
     }
 
+    /// A commit's combined status with every status, all pages.
     pub async fn combined_status(&self, owner: &str, repo: &str, git_ref: &str) -> GithubResult<CombinedStatus> {
-        self.get(
-            &format!("{}/commits/{}/status", repo_path(owner, repo)?, ref_path(git_ref)?),
-            true,
-        )
-        .await
+        let first = std::sync::Mutex::new(None::<(String, String)>);
+        let statuses = self
+            .pages(
+                &format!("{}/commits/{}/status", repo_path(owner, repo)?, ref_path(git_ref)?),
+                |page: CombinedStatus| {
+                    let mut f = first.lock().unwrap_or_else(|p| p.into_inner());
+                    f.get_or_insert((page.state.clone(), page.sha.clone()));
+                    (page.statuses, usize::try_from(page.total_count).ok())
+                },
+            )
+            .await?;
+        let (state, sha) = first
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_default();
+        Ok(CombinedStatus {
+            state,
+            sha,
+            total_count: statuses.len() as i64,
+            statuses,
+        })
+    }
+
+    /// The rules active on a branch (rulesets); empty when they cannot be
+    /// read (an older GitHub Enterprise, or no permission).
+    pub async fn branch_rules(&self, owner: &str, repo: &str, branch: &str) -> GithubResult<Vec<Rule>> {
+        match self
+            .pages(
+                &format!("{}/rules/branches/{}", repo_path(owner, repo)?, ref_path(branch)?),
+                |page: Vec<Rule>| (page, None),
+            )
+            .await
+        {
+            Ok(rules) => Ok(rules),
+            Err(GithubError::NotFound | GithubError::Forbidden(_)) => Ok(vec![]),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A GraphQL request; a query is a read (retried like one), a mutation
+    /// is sent once. GitHub's `errors` come back as [`GithubError::Graphql`].
+    async fn graphql<T: DeserializeOwned>(
+        &self,
+        query: &str,
+        variables: serde_json::Value,
+        read: bool,
+    ) -> GithubResult<T> {
+        let url = graphql_url(&self.base);
+        let body = serde_json::json!({"query": query, "variables": variables});
+        let mut delay = Duration::from_millis(200);
+        let mut attempt = 0;
+        let bytes = loop {
+            attempt += 1;
+            match self.send(Method::POST, &url, Some(body.clone()), false).await {
+                Ok((_, bytes)) => break bytes,
+                Err(e) if read && e.is_uncertain() && attempt < 3 => {
+                    tokio::time::sleep(delay).await;
+                    delay *= 2;
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        let answer: GraphqlAnswer<T> =
+            serde_json::from_slice(&bytes).map_err(|e| GithubError::Decode(e.to_string()))?;
+        if let Some(e) = answer.errors.first() {
+            return Err(if e.kind == "NOT_FOUND" {
+                GithubError::NotFound
+            } else {
+                GithubError::Graphql(e.message.clone())
+            });
+        }
+        answer
+            .data
+            .ok_or_else(|| GithubError::Decode("GraphQL answered without data".into()))
+    }
+
+    /// What GraphQL says about a PR's reviews, conversations and merge-queue
+    /// entry; review threads are read page by page.
+    pub async fn gate(&self, owner: &str, repo: &str, number: i64) -> GithubResult<GatePull> {
+        let mut after: Option<String> = None;
+        let mut pull: Option<GatePull> = None;
+        for _ in 0..kandev_core::github_path::MAX_PAGES {
+            let vars = serde_json::json!({"owner": owner, "name": repo, "number": number, "after": after});
+            let data: GateData = self.graphql(GATE_QUERY, vars, true).await?;
+            let page = data
+                .repository
+                .and_then(|r| r.pull_request)
+                .ok_or(GithubError::NotFound)?;
+            let next = page
+                .review_threads
+                .page_info
+                .has_next_page
+                .then(|| page.review_threads.page_info.end_cursor.clone())
+                .flatten();
+            match &mut pull {
+                None => pull = Some(page),
+                Some(p) => p.review_threads.nodes.extend(page.review_threads.nodes),
+            }
+            match next {
+                Some(cursor) => after = Some(cursor),
+                None => break,
+            }
+        }
+        pull.ok_or(GithubError::NotFound)
+    }
+
+    /// Puts a PR in its merge queue, pinned to `head_sha`.
+    pub async fn enqueue(&self, pr_node_id: &str, head_sha: &str) -> GithubResult<QueueEntry> {
+        let vars = serde_json::json!({"id": pr_node_id, "sha": head_sha});
+        let data: QueueMutation = self.graphql(ENQUEUE, vars, false).await?;
+        data.enqueue
+            .and_then(|p| p.merge_queue_entry)
+            .ok_or_else(|| GithubError::Decode("enqueuePullRequest answered without an entry".into()))
+    }
+
+    /// Takes a PR out of its merge queue.
+    pub async fn dequeue(&self, pr_node_id: &str) -> GithubResult<()> {
+        let vars = serde_json::json!({"id": pr_node_id});
+        let _: QueueMutation = self.graphql(DEQUEUE, vars, false).await?;
+        Ok(())
     }
 
     /// The required checks of a branch; `None` when they cannot be read

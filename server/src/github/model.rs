@@ -63,6 +63,9 @@ pub struct Label {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PullRequest {
     pub number: i64,
+    /// The GraphQL id (mutations such as enqueuing name the PR by it).
+    #[serde(default, deserialize_with = "nullable")]
+    pub node_id: String,
     #[serde(default, deserialize_with = "nullable")]
     pub state: String,
     #[serde(default, deserialize_with = "nullable")]
@@ -267,6 +270,150 @@ pub struct RepoSearchResult {
 pub struct OrgItem {
     #[serde(default, deserialize_with = "nullable")]
     pub login: String,
+}
+
+/// One active rule of `GET /repos/{owner}/{repo}/rules/branches/{branch}`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rule {
+    #[serde(rename = "type", default, deserialize_with = "nullable")]
+    pub kind: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub parameters: RuleParameters,
+}
+
+/// The parameters Kandev reads, of the rule kinds it heeds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RuleParameters {
+    #[serde(default, deserialize_with = "nullable")]
+    pub required_status_checks: Vec<RequiredCheck>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub required_approving_review_count: u32,
+    #[serde(default, deserialize_with = "nullable")]
+    pub required_review_thread_resolution: bool,
+}
+
+impl Rule {
+    pub fn core(&self) -> kandev_core::merger::Rule {
+        kandev_core::merger::Rule {
+            kind: self.kind.clone(),
+            required_checks: self
+                .parameters
+                .required_status_checks
+                .iter()
+                .map(|c| c.context.clone())
+                .collect(),
+            required_approvals: self.parameters.required_approving_review_count,
+            thread_resolution: self.parameters.required_review_thread_resolution,
+        }
+    }
+}
+
+/// A GraphQL answer: `data`, or `errors` (GitHub answers 200 for both).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct GraphqlAnswer<T> {
+    pub data: Option<T>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub errors: Vec<GraphqlError>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct GraphqlError {
+    #[serde(default, deserialize_with = "nullable")]
+    pub message: String,
+    #[serde(rename = "type", default, deserialize_with = "nullable")]
+    pub kind: String,
+}
+
+/// The merge gate's GraphQL read of one PR.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct GateData {
+    pub repository: Option<GateRepository>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct GateRepository {
+    #[serde(rename = "pullRequest")]
+    pub pull_request: Option<GatePull>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct GatePull {
+    #[serde(default, deserialize_with = "nullable")]
+    pub id: String,
+    /// `OPEN`, `CLOSED` or `MERGED`.
+    #[serde(default, deserialize_with = "nullable")]
+    pub state: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub merged: bool,
+    #[serde(rename = "reviewDecision", default)]
+    pub review_decision: Option<String>,
+    #[serde(rename = "reviewThreads", default, deserialize_with = "nullable")]
+    pub review_threads: Threads,
+    #[serde(rename = "mergeQueueEntry", default)]
+    pub merge_queue_entry: Option<QueueEntry>,
+    #[serde(rename = "timelineItems", default, deserialize_with = "nullable")]
+    pub timeline_items: Timeline,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Threads {
+    #[serde(rename = "totalCount", default, deserialize_with = "nullable")]
+    pub total_count: u32,
+    #[serde(default, deserialize_with = "nullable")]
+    pub nodes: Vec<Thread>,
+    #[serde(rename = "pageInfo", default, deserialize_with = "nullable")]
+    pub page_info: PageInfo,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Thread {
+    #[serde(rename = "isResolved", default, deserialize_with = "nullable")]
+    pub is_resolved: bool,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct PageInfo {
+    #[serde(rename = "hasNextPage", default, deserialize_with = "nullable")]
+    pub has_next_page: bool,
+    #[serde(rename = "endCursor", default)]
+    pub end_cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct QueueEntry {
+    #[serde(default, deserialize_with = "nullable")]
+    pub id: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub position: u32,
+    #[serde(default, deserialize_with = "nullable")]
+    pub state: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Timeline {
+    #[serde(default, deserialize_with = "nullable")]
+    pub nodes: Vec<TimelineItem>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct TimelineItem {
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// The payload of `enqueuePullRequest` / `dequeuePullRequest`.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct QueueMutation {
+    #[serde(rename = "enqueuePullRequest", default)]
+    pub enqueue: Option<QueuePayload>,
+    #[serde(rename = "dequeuePullRequest", default)]
+    pub dequeue: Option<QueuePayload>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct QueuePayload {
+    #[serde(rename = "mergeQueueEntry", default)]
+    pub merge_queue_entry: Option<QueueEntry>,
 }
 
 #[cfg(test)]

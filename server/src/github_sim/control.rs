@@ -9,7 +9,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Faults, NewPr, PrPatch, SimResult, Simulator};
+use super::{AutoCi, Faults, NewPr, PrPatch, RepoFault, SimResult, SimRuleset, Simulator, Timing};
 
 fn reply<T: serde::Serialize>(r: SimResult<T>) -> Response {
     match r {
@@ -54,6 +54,16 @@ struct ReviewBody {
 #[derive(Deserialize)]
 struct Required {
     required_checks: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+struct Approvals {
+    required_approvals: u32,
+}
+
+#[derive(Deserialize)]
+struct ThreadBody {
+    path: String,
 }
 
 #[derive(Deserialize)]
@@ -163,6 +173,54 @@ pub fn router(sim: Simulator) -> Router {
                     reply(s.set_required_checks(&o, &r, b.required_checks))
                 },
             ),
+        )
+        .route(
+            "/_sim/repos/{owner}/{repo}/protection/reviews",
+            put(
+                |State(s): State<Simulator>, Path((o, r)): Path<(String, String)>, Json(b): Json<Approvals>| async move {
+                    reply(s.set_required_approvals(&o, &r, b.required_approvals))
+                },
+            ),
+        )
+        .route(
+            "/_sim/repos/{owner}/{repo}/rulesets",
+            post(
+                |State(s): State<Simulator>, Path((o, r)): Path<(String, String)>, Json(b): Json<SimRuleset>| async move {
+                    reply(s.add_ruleset(&o, &r, b).map(|id| json!({"id": id})))
+                },
+            ),
+        )
+        .route(
+            "/_sim/repos/{owner}/{repo}/ci",
+            put(
+                |State(s): State<Simulator>, Path((o, r)): Path<(String, String)>, Json(b): Json<Option<AutoCi>>| async move {
+                    reply(s.set_auto_ci(&o, &r, b))
+                },
+            ),
+        )
+        .route(
+            "/_sim/repos/{owner}/{repo}/fault",
+            put(
+                |State(s): State<Simulator>, Path((o, r)): Path<(String, String)>, Json(b): Json<Option<RepoFault>>| async move {
+                    s.set_repo_fault(&o, &r, b);
+                    Json(json!({"ok": true}))
+                },
+            ),
+        )
+        .route(
+            "/_sim/repos/{owner}/{repo}/pulls/{number}/threads",
+            post(
+                |State(s): State<Simulator>, Path((o, r, n)): PrPath, Json(b): Json<ThreadBody>| async move {
+                    reply(s.add_thread(&o, &r, n, &b.path).map(|id| json!({"id": id})))
+                },
+            ),
+        )
+        .route(
+            "/_sim/timing",
+            put(|State(s): State<Simulator>, Json(b): Json<Timing>| async move {
+                s.set_timing(b);
+                Json(json!({"ok": true}))
+            }),
         )
         .route(
             "/_sim/webhook",

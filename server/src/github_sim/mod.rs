@@ -1,12 +1,20 @@
 //! A faithful stand-in for GitHub, shared by the tests, the browser suite and
-//! demo mode: a loopback HTTP server with GitHub's REST shapes and semantics
-//! (stale-`sha` merges refused with 409, unmergeable PRs with 405, ETags and
-//! 304s, rate-limit headers), a control interface to script the world, and
-//! signed webhook deliveries.
+//! demo mode: a loopback HTTP server with GitHub's REST and GraphQL shapes
+//! and semantics (stale-`sha` merges refused with 409, unmergeable PRs with
+//! 405, ETags and 304s, rate limits, pagination), as unkind as GitHub (slow,
+//! update-branch landing later, mergeability unknown after every push, faults
+//! per repository), with protection, rulesets, reviews and merge queues, a
+//! control interface to script the world, and signed webhook deliveries.
 
+mod api;
 mod control;
+mod gql_parse;
+mod graphql;
 mod rest;
+mod rules;
+pub mod shapes;
 pub mod state;
+mod tick;
 mod webhooks;
 
 use std::net::SocketAddr;
@@ -16,8 +24,8 @@ use axum::Router;
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 
-pub use state::{Counters, Faults, SimPr};
-use state::{SimCheckRun, SimRepo, SimReview, SimState, SimStatus, key};
+pub use state::{AutoCi, Counters, Faults, RepoFault, SimPr, SimRuleset, Timing};
+use state::{SimRepo, SimReview, SimState, SimStatus, SimThread, key};
 
 #[derive(Clone)]
 pub struct Simulator {
@@ -93,20 +101,34 @@ impl Simulator {
         rest::router(self.clone()).merge(control::router(self.clone()))
     }
 
-    /// Serves on `listen` (e.g. `127.0.0.1:0`); returns the bound address.
+    /// Serves on `listen` (e.g. `127.0.0.1:0`) and keeps the world moving
+    /// (branch updates landing, CI, merge queues); returns the bound address.
     pub async fn serve(&self, listen: &str) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
         let listener = tokio::net::TcpListener::bind(listen).await?;
         let addr = listener.local_addr()?;
         let router = self.router();
+        let world = self.clone();
         let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, router).await;
+            let ticking = async move {
+                let mut every = tokio::time::interval(tick::TICK);
+                loop {
+                    every.tick().await;
+                    world.tick();
+                }
+            };
+            tokio::select! {
+                _ = axum::serve(listener, router) => {}
+                _ = ticking => {}
+            }
         });
         Ok((addr, task))
     }
 
     pub fn add_repo(&self, owner: &str, name: &str, private: bool) {
         let mut s = self.lock();
+        let id = s.next_id();
         s.repos.entry(key(owner, name)).or_insert_with(|| SimRepo {
+            id,
             owner: owner.to_string(),
             name: name.to_string(),
             private,
@@ -125,10 +147,15 @@ impl Simulator {
     pub fn open_pr(&self, owner: &str, name: &str, new: NewPr) -> SimResult<(i64, String)> {
         let mut s = self.lock();
         let sha = s.new_sha();
+        let id = s.next_id();
         let repo = s.repo_mut(owner, name).ok_or_else(|| missing("repository"))?;
         let number = repo.prs.keys().next_back().copied().unwrap_or(0) + 1;
+        let now = Utc::now();
         let pr = SimPr {
+            id,
             number,
+            created_at: Some(now),
+            updated_at: Some(now),
             title: new.title,
             body: new.body.unwrap_or_default(),
             author: new.author.unwrap_or_else(|| "octocat".into()),
@@ -145,6 +172,7 @@ impl Simulator {
             ..Default::default()
         };
         repo.prs.insert(number, pr);
+        s.start_ci(owner, name, &sha);
         Ok((number, sha))
     }
 
@@ -161,12 +189,7 @@ impl Simulator {
             if pr.state != "open" {
                 return Err(SimError("the pull request is not open".into()));
             }
-            pr.state = "closed".into();
-            pr.merged = true;
-            pr.merged_at = Some(Utc::now());
-            pr.closed_at = pr.merged_at;
-            pr.merge_commit_sha = Some(sha);
-            pr.merge_method = Some("merge".into());
+            s.close_merged(owner, name, number, sha, "merge");
             webhooks::pull_request(&s, owner, name, number, "closed")
         };
         self.deliver("pull_request", payload);
@@ -179,6 +202,7 @@ impl Simulator {
             let pr = s.pr_mut(owner, name, number).ok_or_else(|| missing("pull request"))?;
             pr.state = "closed".into();
             pr.closed_at = Some(Utc::now());
+            pr.queue = None;
             webhooks::pull_request(&s, owner, name, number, "closed")
         };
         self.deliver("pull_request", payload);
@@ -191,8 +215,9 @@ impl Simulator {
             let mut s = self.lock();
             let sha = s.new_sha();
             let pr = s.pr_mut(owner, name, number).ok_or_else(|| missing("pull request"))?;
-            let before = std::mem::replace(&mut pr.head_sha, sha.clone());
+            let before = pr.head_sha.clone();
             let branch = pr.head_ref.clone();
+            s.head_moved(owner, name, number, sha.clone());
             (
                 sha.clone(),
                 webhooks::pull_request(&s, owner, name, number, "synchronize"),
@@ -261,15 +286,7 @@ impl Simulator {
             let mut s = self.lock();
             let id = s.next_id();
             let repo = s.repo_mut(owner, name).ok_or_else(|| missing("repository"))?;
-            let runs = repo.check_runs.entry(sha.to_string()).or_default();
-            runs.retain(|r| r.name != check);
-            runs.push(SimCheckRun {
-                id,
-                name: check.to_string(),
-                status: status.to_string(),
-                conclusion: conclusion.map(str::to_string),
-                html_url: format!("https://github.com/{owner}/{name}/runs/{id}"),
-            });
+            repo.put_check_run(sha, id, check, status, conclusion);
             let branch = repo
                 .prs
                 .values()
@@ -291,10 +308,13 @@ impl Simulator {
 
     pub fn set_status(&self, owner: &str, name: &str, sha: &str, context: &str, state: &str) -> SimResult<()> {
         let mut s = self.lock();
+        let id = s.next_id();
         let repo = s.repo_mut(owner, name).ok_or_else(|| missing("repository"))?;
         let list = repo.statuses.entry(sha.to_string()).or_default();
         list.retain(|x| x.context != context);
         list.push(SimStatus {
+            id,
+            created_at: Some(Utc::now()),
             context: context.to_string(),
             state: state.to_string(),
             target_url: format!("https://ci.example/{owner}/{name}/{context}"),
@@ -308,6 +328,86 @@ impl Simulator {
             .ok_or_else(|| missing("repository"))?
             .required_checks = required;
         Ok(())
+    }
+
+    /// Classic branch protection's required approving reviews.
+    pub fn set_required_approvals(&self, owner: &str, name: &str, count: u32) -> SimResult<()> {
+        let mut s = self.lock();
+        s.repo_mut(owner, name)
+            .ok_or_else(|| missing("repository"))?
+            .required_approvals = count;
+        Ok(())
+    }
+
+    /// Adds a ruleset on the default branch; returns its id.
+    pub fn add_ruleset(&self, owner: &str, name: &str, mut ruleset: SimRuleset) -> SimResult<i64> {
+        let mut s = self.lock();
+        let id = s.next_id();
+        ruleset.id = id;
+        s.repo_mut(owner, name)
+            .ok_or_else(|| missing("repository"))?
+            .rulesets
+            .push(ruleset);
+        Ok(id)
+    }
+
+    /// Removes protection and rulesets: the branch requires nothing.
+    pub fn clear_rules(&self, owner: &str, name: &str) -> SimResult<()> {
+        let mut s = self.lock();
+        let repo = s.repo_mut(owner, name).ok_or_else(|| missing("repository"))?;
+        repo.rulesets.clear();
+        repo.required_checks = None;
+        repo.required_approvals = 0;
+        Ok(())
+    }
+
+    /// Opens a review thread on a PR; returns its id.
+    pub fn add_thread(&self, owner: &str, name: &str, number: i64, path: &str) -> SimResult<i64> {
+        let mut s = self.lock();
+        let id = s.next_id();
+        let pr = s.pr_mut(owner, name, number).ok_or_else(|| missing("pull request"))?;
+        pr.threads.push(SimThread {
+            id,
+            path: path.to_string(),
+            resolved: false,
+        });
+        Ok(id)
+    }
+
+    pub fn resolve_thread(&self, owner: &str, name: &str, number: i64, id: i64) -> SimResult<()> {
+        let mut s = self.lock();
+        let pr = s.pr_mut(owner, name, number).ok_or_else(|| missing("pull request"))?;
+        let t = pr
+            .threads
+            .iter_mut()
+            .find(|t| t.id == id)
+            .ok_or_else(|| missing("thread"))?;
+        t.resolved = true;
+        Ok(())
+    }
+
+    /// CI that reports on every new commit of the repository.
+    pub fn set_auto_ci(&self, owner: &str, name: &str, ci: Option<AutoCi>) -> SimResult<()> {
+        let mut s = self.lock();
+        s.repo_mut(owner, name).ok_or_else(|| missing("repository"))?.auto_ci = ci;
+        Ok(())
+    }
+
+    pub fn set_timing(&self, timing: Timing) {
+        self.lock().timing = timing;
+    }
+
+    /// Injects (or, with `None`, clears) a fault on one repository's requests.
+    pub fn set_repo_fault(&self, owner: &str, name: &str, fault: Option<RepoFault>) {
+        let mut s = self.lock();
+        match fault {
+            Some(f) => {
+                s.repo_faults.insert(key(owner, name), f);
+            }
+            None => {
+                s.repo_faults.remove(&key(owner, name));
+            }
+        }
     }
 
     /// Sends signed deliveries for every later change to `url`.

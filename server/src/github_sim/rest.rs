@@ -1,130 +1,24 @@
-//! GitHub's REST endpoints, as Kandev uses them, with rate-limit headers,
-//! ETags and 304s for conditional requests.
-
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
+//! GitHub's REST endpoints, as Kandev uses them, answered from the world
+//! with GitHub's statuses and messages.
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, put};
+use axum::routing::{delete, get, post, put};
 use chrono::Utc;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Simulator;
+use super::api::{Answer, Op, Paging, api, message, not_found};
+use super::shapes::{self, API};
 use super::state::SimState;
 use super::webhooks;
 
-type Outcome = (StatusCode, Value, Option<(&'static str, Option<Value>)>);
-
-fn not_found() -> Outcome {
-    (
-        StatusCode::NOT_FOUND,
-        json!({"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}),
-        None,
-    )
-}
-
-fn message(status: StatusCode, m: &str) -> Outcome {
-    (status, json!({"message": m}), None)
-}
-
-fn etag_of(body: &str) -> String {
-    let mut h = DefaultHasher::new();
-    body.hash(&mut h);
-    format!("\"{:016x}\"", h.finish())
-}
-
-/// Accounts for one request: authentication, the budget, conditional reads.
-fn api(sim: &Simulator, headers: &HeaderMap, search: bool, f: impl FnOnce(&mut SimState) -> Outcome) -> Response {
-    let (response, delivery) = {
-        let mut s = sim.lock();
-        s.counters.requests += 1;
-        let now = Utc::now().timestamp();
-        if now >= s.reset {
-            s.remaining = s.limit;
-            s.reset = now + 3600;
-        }
-        let limits = |s: &SimState, mut r: Response| {
-            let h = r.headers_mut();
-            let put = |h: &mut HeaderMap, k: &'static str, v: String| {
-                if let Ok(v) = HeaderValue::from_str(&v) {
-                    h.insert(k, v);
-                }
-            };
-            put(h, "x-ratelimit-limit", s.limit.to_string());
-            put(h, "x-ratelimit-remaining", s.remaining.max(0).to_string());
-            put(h, "x-ratelimit-reset", s.reset.to_string());
-            put(h, "x-ratelimit-used", (s.limit - s.remaining.max(0)).to_string());
-            put(
-                h,
-                "x-ratelimit-resource",
-                if search { "search".into() } else { "core".into() },
-            );
-            r
-        };
-        if headers.get(header::AUTHORIZATION).is_none() {
-            return (
-                StatusCode::UNAUTHORIZED,
-                axum::Json(json!({"message": "Requires authentication"})),
-            )
-                .into_response();
-        }
-        if s.faults.revoked_token {
-            return (
-                StatusCode::UNAUTHORIZED,
-                axum::Json(json!({"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"})),
-            )
-                .into_response();
-        }
-        if s.faults.server_errors > 0 {
-            s.faults.server_errors -= 1;
-            return (StatusCode::BAD_GATEWAY, axum::Json(json!({"message": "Server Error"}))).into_response();
-        }
-        if s.remaining <= 0 {
-            let r = (
-                StatusCode::FORBIDDEN,
-                axum::Json(json!({"message": "API rate limit exceeded for user."})),
-            )
-                .into_response();
-            return limits(&s, r);
-        }
-        let (status, body, delivery) = f(&mut s);
-        let text = body.to_string();
-        let etag = etag_of(&text);
-        let matches = headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()) == Some(etag.as_str());
-        if status == StatusCode::OK && matches {
-            s.counters.not_modified += 1;
-            let mut r = StatusCode::NOT_MODIFIED.into_response();
-            if let Ok(v) = HeaderValue::from_str(&etag) {
-                r.headers_mut().insert(header::ETAG, v);
-            }
-            (limits(&s, r), None)
-        } else {
-            s.remaining -= 1;
-            s.counters.rate_limited += 1;
-            let mut r = (
-                status,
-                [(header::CONTENT_TYPE, "application/json; charset=utf-8")],
-                text,
-            )
-                .into_response();
-            if status == StatusCode::OK
-                && let Ok(v) = HeaderValue::from_str(&etag)
-            {
-                r.headers_mut().insert(header::ETAG, v);
-            }
-            (limits(&s, r), delivery)
-        }
-    };
-    if let Some((event, payload)) = delivery {
-        sim.deliver(event, payload);
-    }
-    response
-}
+type PrPath = Path<(String, String, i64)>;
+type RefPath = Path<(String, String, String)>;
 
 pub fn router(sim: Simulator) -> Router {
     Router::new()
@@ -138,40 +32,46 @@ pub fn router(sim: Simulator) -> Router {
             "/repos/{owner}/{repo}/branches/{branch}/protection/required_status_checks",
             get(required_checks),
         )
+        .route("/repos/{owner}/{repo}/rules/branches/{branch}", get(branch_rules))
         .route("/repos/{owner}/{repo}/git/refs/heads/{*branch}", delete(delete_branch))
         .route("/search/issues", get(search_issues))
         .route("/search/repositories", get(search_repositories))
         .route("/user/orgs", get(orgs))
         .route("/rate_limit", get(rate_limit))
+        .route("/graphql", post(super::graphql::endpoint))
         .with_state(sim)
 }
 
-async fn pull(State(sim): State<Simulator>, Path((o, r, n)): Path<(String, String, i64)>, h: HeaderMap) -> Response {
-    api(&sim, &h, false, |s| {
+async fn pull(State(sim): State<Simulator>, Path((o, r, n)): PrPath, h: HeaderMap) -> Response {
+    api(&sim, &h, Op::repo("pull", &o, &r), |s| {
         match s
             .repo(&o, &r)
             .and_then(|repo| repo.prs.get(&n).map(|pr| repo.pull_json(pr)))
         {
-            Some(body) => (StatusCode::OK, body, None),
+            Some(body) => Answer::ok(body),
             None => not_found(),
         }
     })
+    .await
 }
 
-async fn reviews(State(sim): State<Simulator>, Path((o, r, n)): Path<(String, String, i64)>, h: HeaderMap) -> Response {
-    api(&sim, &h, false, |s| {
-        match s.repo(&o, &r).and_then(|repo| repo.prs.get(&n)) {
-            Some(pr) => {
-                let list: Vec<Value> = pr
-                .reviews
-                .iter()
-                .map(|rv| json!({"id": rv.id, "user": {"login": rv.user}, "state": rv.state, "commit_id": pr.head_sha}))
-                .collect();
-                (StatusCode::OK, json!(list), None)
-            }
-            None => not_found(),
-        }
+async fn reviews(
+    State(sim): State<Simulator>,
+    Path((o, r, n)): PrPath,
+    Query(paging): Query<Paging>,
+    h: HeaderMap,
+) -> Response {
+    api(&sim, &h, Op::repo("reviews", &o, &r), |s| {
+        let Some((repo, pr)) = s.repo(&o, &r).and_then(|repo| Some((repo, repo.prs.get(&n)?))) else {
+            return not_found();
+        };
+        let all: Vec<Value> = pr.reviews.iter().map(|rv| repo.review_json(pr, rv)).collect();
+        let (page, link) = paging.page(all, &format!("{API}/repos/{o}/{r}/pulls/{n}/reviews"));
+        let mut a = Answer::ok(json!(page));
+        a.link = link;
+        a
     })
+    .await
 }
 
 /// A ref is a sha, or a branch name that is some open PR's head.
@@ -185,47 +85,41 @@ fn resolve_sha(s: &SimState, o: &str, r: &str, git_ref: &str) -> Option<String> 
 
 async fn check_runs(
     State(sim): State<Simulator>,
-    Path((o, r, git_ref)): Path<(String, String, String)>,
+    Path((o, r, git_ref)): RefPath,
+    Query(paging): Query<Paging>,
     h: HeaderMap,
 ) -> Response {
-    api(&sim, &h, false, |s| {
-        let Some(sha) = resolve_sha(s, &o, &r, &git_ref) else {
+    api(&sim, &h, Op::repo("check_runs", &o, &r), |s| {
+        let (Some(sha), Some(repo)) = (resolve_sha(s, &o, &r, &git_ref), s.repo(&o, &r)) else {
             return not_found();
         };
-        let runs: Vec<Value> = s
-            .repo(&o, &r)
-            .and_then(|repo| repo.check_runs.get(&sha))
-            .map(|v| {
-                v.iter()
-                    .map(|c| {
-                        json!({"id": c.id, "name": c.name, "status": c.status, "conclusion": c.conclusion,
-                                    "html_url": c.html_url, "head_sha": sha})
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        (
-            StatusCode::OK,
-            json!({"total_count": runs.len(), "check_runs": runs}),
-            None,
-        )
+        let runs: Vec<Value> = repo
+            .check_runs
+            .get(&sha)
+            .into_iter()
+            .flatten()
+            .map(|c| repo.check_run_json(&sha, c))
+            .collect();
+        let total = runs.len();
+        let (page, link) = paging.page(runs, &format!("{API}/repos/{o}/{r}/commits/{git_ref}/check-runs"));
+        let mut a = Answer::ok(json!({"total_count": total, "check_runs": page}));
+        a.link = link;
+        a
     })
+    .await
 }
 
 async fn combined_status(
     State(sim): State<Simulator>,
-    Path((o, r, git_ref)): Path<(String, String, String)>,
+    Path((o, r, git_ref)): RefPath,
+    Query(paging): Query<Paging>,
     h: HeaderMap,
 ) -> Response {
-    api(&sim, &h, false, |s| {
-        let Some(sha) = resolve_sha(s, &o, &r, &git_ref) else {
+    api(&sim, &h, Op::repo("status", &o, &r), |s| {
+        let (Some(sha), Some(repo)) = (resolve_sha(s, &o, &r, &git_ref), s.repo(&o, &r)) else {
             return not_found();
         };
-        let list = s
-            .repo(&o, &r)
-            .and_then(|repo| repo.statuses.get(&sha))
-            .cloned()
-            .unwrap_or_default();
+        let list = repo.statuses.get(&sha).cloned().unwrap_or_default();
         let state = if list.iter().any(|x| x.state == "failure" || x.state == "error") {
             "failure"
         } else if list.is_empty() || list.iter().any(|x| x.state == "pending") {
@@ -233,37 +127,87 @@ async fn combined_status(
         } else {
             "success"
         };
-        let statuses: Vec<Value> = list
-            .iter()
-            .map(|x| json!({"context": x.context, "state": x.state, "target_url": x.target_url}))
-            .collect();
-        (
-            StatusCode::OK,
-            json!({"state": state, "sha": sha, "total_count": statuses.len(), "statuses": statuses}),
-            None,
-        )
+        let total = list.len();
+        let all: Vec<Value> = list.iter().map(|x| repo.status_json(x)).collect();
+        let url = format!("{API}/repos/{o}/{r}/commits/{sha}/status");
+        let (page, link) = paging.page(all, &url);
+        let mut a = Answer::ok(json!({
+            "state": state, "sha": sha, "total_count": total, "statuses": page, "repository": repo.json(),
+            "commit_url": format!("{API}/repos/{o}/{r}/commits/{sha}"), "url": url,
+        }));
+        a.link = link;
+        a
     })
+    .await
 }
 
-async fn required_checks(
-    State(sim): State<Simulator>,
-    Path((o, r, _branch)): Path<(String, String, String)>,
-    h: HeaderMap,
-) -> Response {
-    api(&sim, &h, false, |s| match s.repo(&o, &r) {
+async fn required_checks(State(sim): State<Simulator>, Path((o, r, branch)): RefPath, h: HeaderMap) -> Response {
+    api(&sim, &h, Op::repo("protection", &o, &r), |s| match s.repo(&o, &r) {
         Some(repo) => match &repo.required_checks {
             Some(list) => {
                 let checks: Vec<Value> = list.iter().map(|c| json!({"context": c, "app_id": null})).collect();
-                (
-                    StatusCode::OK,
-                    json!({"strict": true, "contexts": list, "checks": checks}),
-                    None,
-                )
+                let url = format!("{API}/repos/{o}/{r}/branches/{branch}/protection/required_status_checks");
+                Answer::ok(json!({"url": url.clone(), "contexts_url": format!("{url}/contexts"),
+                                  "strict": true, "contexts": list, "checks": checks}))
             }
             None => message(StatusCode::NOT_FOUND, "Branch not protected"),
         },
         None => not_found(),
     })
+    .await
+}
+
+/// `GET /repos/{owner}/{repo}/rules/branches/{branch}`: the active rules.
+async fn branch_rules(
+    State(sim): State<Simulator>,
+    Path((o, r, branch)): RefPath,
+    Query(paging): Query<Paging>,
+    h: HeaderMap,
+) -> Response {
+    api(&sim, &h, Op::repo("rules", &o, &r), |s| {
+        let Some(repo) = s.repo(&o, &r) else {
+            return not_found();
+        };
+        let mut rules = vec![];
+        if branch.eq_ignore_ascii_case(&repo.default_branch) {
+            for rs in &repo.rulesets {
+                let info = |kind: &str, params: Value| {
+                    json!({"type": kind, "parameters": params, "ruleset_source_type": "Repository",
+                           "ruleset_source": format!("{}/{}", repo.owner, repo.name), "ruleset_id": rs.id})
+                };
+                if !rs.required_checks.is_empty() {
+                    let checks: Vec<Value> = rs.required_checks.iter().map(|c| json!({"context": c})).collect();
+                    rules.push(info(
+                        "required_status_checks",
+                        json!({"required_status_checks": checks, "strict_required_status_checks_policy": false}),
+                    ));
+                }
+                if rs.required_approvals > 0 || rs.thread_resolution {
+                    rules.push(info(
+                        "pull_request",
+                        json!({"required_approving_review_count": rs.required_approvals,
+                               "required_review_thread_resolution": rs.thread_resolution,
+                               "dismiss_stale_reviews_on_push": false, "require_code_owner_review": false,
+                               "require_last_push_approval": false,
+                               "allowed_merge_methods": ["merge", "squash", "rebase"]}),
+                    ));
+                }
+                if rs.merge_queue {
+                    rules.push(info(
+                        "merge_queue",
+                        json!({"check_response_timeout_minutes": 60, "grouping_strategy": "ALLGREEN",
+                               "max_entries_to_build": 5, "max_entries_to_merge": 5, "merge_method": "SQUASH",
+                               "min_entries_to_merge": 1, "min_entries_to_merge_wait_minutes": 0}),
+                    ));
+                }
+            }
+        }
+        let (page, link) = paging.page(rules, &format!("{API}/repos/{o}/{r}/rules/branches/{branch}"));
+        let mut a = Answer::ok(json!(page));
+        a.link = link;
+        a
+    })
+    .await
 }
 
 #[derive(Deserialize, Default)]
@@ -274,63 +218,60 @@ struct MergeBody {
     sha: Option<String>,
 }
 
-async fn merge(
-    State(sim): State<Simulator>,
-    Path((o, r, n)): Path<(String, String, i64)>,
-    h: HeaderMap,
-    body: Bytes,
-) -> Response {
+async fn merge(State(sim): State<Simulator>, Path((o, r, n)): PrPath, h: HeaderMap, body: Bytes) -> Response {
     let req: MergeBody = serde_json::from_slice(&body).unwrap_or_default();
-    api(&sim, &h, false, |s| {
+    api(&sim, &h, Op::repo("merge", &o, &r), |s| {
+        s.counters.merge_calls += 1;
         let sha = s.new_sha();
         let fail_after = s.faults.merge_error_after_merge;
-        let Some(repo) = s.repo_mut(&o, &r) else {
+        let Some(repo) = s.repo(&o, &r) else {
             return not_found();
         };
         let Some(pr) = repo.prs.get(&n) else { return not_found() };
-        if pr.state != "open" {
-            return message(StatusCode::METHOD_NOT_ALLOWED, "Pull Request is not mergeable");
-        }
-        if pr.draft {
-            return message(StatusCode::METHOD_NOT_ALLOWED, "Pull Request is still a draft");
-        }
-        if pr.conflict {
-            return message(StatusCode::METHOD_NOT_ALLOWED, "Pull Request is not mergeable");
-        }
         if let Some(expected) = req.sha.as_deref().filter(|x| !x.is_empty())
             && expected != pr.head_sha
+            && pr.state == "open"
         {
             return message(
                 StatusCode::CONFLICT,
                 "Head branch was modified. Review and try the merge again.",
             );
         }
-        if let Err(e) = repo.required_green(&pr.head_sha) {
-            return message(StatusCode::METHOD_NOT_ALLOWED, &e);
+        if let Some(refusal) = repo.merge_refusal(pr) {
+            return message(StatusCode::METHOD_NOT_ALLOWED, &refusal);
         }
         let method = req.merge_method.unwrap_or_else(|| "merge".into());
-        let Some(pr) = repo.prs.get_mut(&n) else {
-            return not_found();
+        s.close_merged(&o, &r, n, sha.clone(), &method);
+        s.counters.merges += 1;
+        let delivery = webhooks::pull_request(s, &o, &r, n, "closed");
+        if fail_after {
+            s.faults.merge_error_after_merge = false;
+            return Answer::new(StatusCode::BAD_GATEWAY, json!({"message": "Server Error"}))
+                .with_delivery("pull_request", delivery);
+        }
+        Answer::ok(json!({"sha": sha, "merged": true, "message": "Pull Request successfully merged"}))
+            .with_delivery("pull_request", delivery)
+    })
+    .await
+}
+
+impl SimState {
+    /// Marks a PR merged (by the API, the queue or a person); the caller
+    /// counts merges made through the API.
+    pub fn close_merged(&mut self, o: &str, r: &str, n: i64, sha: String, method: &str) {
+        let Some(pr) = self.pr_mut(o, r, n) else {
+            return;
         };
         pr.state = "closed".into();
         pr.merged = true;
         pr.merged_at = Some(Utc::now());
         pr.closed_at = pr.merged_at;
-        pr.merge_commit_sha = Some(sha.clone());
-        pr.merge_method = Some(method);
+        pr.updated_at = pr.merged_at;
+        pr.merge_commit_sha = Some(sha);
+        pr.merge_method = Some(method.to_string());
         pr.merge_count += 1;
-        s.counters.merges += 1;
-        let delivery = Some(("pull_request", webhooks::pull_request(s, &o, &r, n, "closed")));
-        if fail_after {
-            s.faults.merge_error_after_merge = false;
-            return (StatusCode::BAD_GATEWAY, json!({"message": "Server Error"}), delivery);
-        }
-        (
-            StatusCode::OK,
-            json!({"sha": sha, "merged": true, "message": "Pull Request successfully merged"}),
-            delivery,
-        )
-    })
+        pr.queue = None;
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -339,15 +280,12 @@ struct UpdateBody {
     expected_head_sha: Option<String>,
 }
 
-async fn update_branch(
-    State(sim): State<Simulator>,
-    Path((o, r, n)): Path<(String, String, i64)>,
-    h: HeaderMap,
-    body: Bytes,
-) -> Response {
+/// GitHub answers 202 and merges the base into the head later: until then
+/// reads show the old head, still behind.
+async fn update_branch(State(sim): State<Simulator>, Path((o, r, n)): PrPath, h: HeaderMap, body: Bytes) -> Response {
     let req: UpdateBody = serde_json::from_slice(&body).unwrap_or_default();
-    api(&sim, &h, false, |s| {
-        let sha = s.new_sha();
+    api(&sim, &h, Op::repo("update_branch", &o, &r), |s| {
+        let delay = chrono::Duration::milliseconds(s.timing.update_branch_delay_ms as i64);
         let Some(pr) = s.pr_mut(&o, &r, n) else {
             return not_found();
         };
@@ -365,34 +303,30 @@ async fn update_branch(
         if pr.conflict {
             return message(StatusCode::UNPROCESSABLE_ENTITY, "merge conflict between base and head");
         }
-        if !pr.behind {
+        if !pr.behind && pr.update_lands_at.is_none() {
             return message(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "There are no new commits on the base branch.",
             );
         }
-        pr.head_sha = sha;
-        pr.behind = false;
-        pr.update_branch_count += 1;
-        let delivery = Some(("pull_request", webhooks::pull_request(s, &o, &r, n, "synchronize")));
-        (
+        if pr.update_lands_at.is_none() {
+            pr.update_lands_at = Some(Utc::now() + delay);
+            pr.update_branch_count += 1;
+        }
+        Answer::new(
             StatusCode::ACCEPTED,
             json!({"message": "Updating pull request branch.", "url": format!("https://github.com/{o}/{r}/pull/{n}")}),
-            delivery,
         )
     })
+    .await
 }
 
-async fn delete_branch(
-    State(sim): State<Simulator>,
-    Path((o, r, branch)): Path<(String, String, String)>,
-    h: HeaderMap,
-) -> Response {
-    api(&sim, &h, false, |s| {
+async fn delete_branch(State(sim): State<Simulator>, Path((o, r, branch)): RefPath, h: HeaderMap) -> Response {
+    api(&sim, &h, Op::repo("delete_branch", &o, &r), |s| {
         // The branch lives where the PR's head does: the base repository, or
         // its fork. A fork's branch is never in the base repository.
         let here = format!("{o}/{r}").to_lowercase();
-        let known_repo = s.repo_mut(&o, &r).is_some()
+        let known_repo = s.repo(&o, &r).is_some()
             || s.repos.values().any(|repo| {
                 repo.prs
                     .values()
@@ -415,11 +349,12 @@ async fn delete_branch(
         match found {
             Some(pr) => {
                 pr.head_branch_deleted = true;
-                (StatusCode::NO_CONTENT, Value::Null, None)
+                Answer::new(StatusCode::NO_CONTENT, Value::Null)
             }
             None => message(StatusCode::UNPROCESSABLE_ENTITY, "Reference does not exist"),
         }
     })
+    .await
 }
 
 #[derive(Deserialize)]
@@ -429,7 +364,7 @@ struct SearchQuery {
 }
 
 async fn search_issues(State(sim): State<Simulator>, Query(q): Query<SearchQuery>, h: HeaderMap) -> Response {
-    api(&sim, &h, true, |s| {
+    api(&sim, &h, Op::global("search_issues"), |s| {
         let mut repo_filter: Option<(String, String)> = None;
         let mut want_open = None;
         for token in q.q.split_whitespace() {
@@ -455,26 +390,19 @@ async fn search_issues(State(sim): State<Simulator>, Query(q): Query<SearchQuery
                 if want_open.is_some_and(|open| open != (pr.state == "open")) {
                     continue;
                 }
-                let html = format!("https://github.com/{}/{}/pull/{}", repo.owner, repo.name, pr.number);
-                items.push(
-                    json!({"number": pr.number, "title": pr.title, "html_url": html, "state": pr.state,
-                    "user": {"login": pr.author}, "draft": pr.draft,
-                    "repository_url": format!("https://api.github.com/repos/{}/{}", repo.owner, repo.name),
-                    "labels": pr.labels.iter().map(|l| json!({"name": l})).collect::<Vec<_>>(),
-                    "pull_request": {"html_url": html}}),
-                );
+                items.push(repo.issue_item_json(pr));
             }
         }
-        (
-            StatusCode::OK,
-            json!({"total_count": items.len(), "incomplete_results": false, "items": items}),
-            None,
+        Answer::ok(
+            json!({"total_count": items.len(), "incomplete_results": false, "items": items,
+                          "search_type": "lexical"}),
         )
     })
+    .await
 }
 
 async fn search_repositories(State(sim): State<Simulator>, Query(q): Query<SearchQuery>, h: HeaderMap) -> Response {
-    api(&sim, &h, true, |s| {
+    api(&sim, &h, Op::global("search_repositories"), |s| {
         let mut owner = None;
         let mut words = vec![];
         for token in q.q.split_whitespace() {
@@ -484,27 +412,24 @@ async fn search_repositories(State(sim): State<Simulator>, Query(q): Query<Searc
                 words.push(token.to_lowercase());
             }
         }
-        let mut items: Vec<Value> = s
+        let mut repos: Vec<_> = s
             .repos
             .values()
             .filter(|r| owner.as_ref().is_none_or(|o| r.owner.to_lowercase() == *o))
             .filter(|r| words.iter().all(|w| r.name.to_lowercase().contains(w)))
-            .map(|r| json!({"name": r.name, "full_name": format!("{}/{}", r.owner, r.name), "owner": {"login": r.owner}, "private": r.private}))
             .collect();
-        items.sort_by_key(|v| v["full_name"].as_str().unwrap_or_default().to_string());
-        (
-            StatusCode::OK,
-            json!({"total_count": items.len(), "incomplete_results": false, "items": items}),
-            None,
-        )
+        repos.sort_by_key(|r| format!("{}/{}", r.owner, r.name));
+        let items: Vec<Value> = repos.into_iter().map(shapes::repo_search_item).collect();
+        Answer::ok(json!({"total_count": items.len(), "incomplete_results": false, "items": items}))
     })
+    .await
 }
 
 async fn orgs(State(sim): State<Simulator>, h: HeaderMap) -> Response {
-    api(&sim, &h, false, |s| {
-        let list: Vec<Value> = s.orgs.iter().map(|o| json!({"login": o})).collect();
-        (StatusCode::OK, json!(list), None)
+    api(&sim, &h, Op::global("orgs"), |s| {
+        Answer::ok(json!(s.orgs.iter().map(|o| shapes::org(o)).collect::<Vec<_>>()))
     })
+    .await
 }
 
 async fn rate_limit(State(sim): State<Simulator>) -> Response {

@@ -1,11 +1,11 @@
 //! The simulator's world: repositories, pull requests, reviews, check runs and
-//! commit statuses, branch protection, the rate-limit budget and counters.
+//! commit statuses, protection and rulesets, merge queues, the rate-limit
+//! budget, timing, faults and counters.
 
 use std::collections::{BTreeMap, HashMap};
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SimCheckRun {
@@ -14,24 +14,48 @@ pub struct SimCheckRun {
     pub status: String,
     pub conclusion: Option<String>,
     pub html_url: String,
+    pub started_at: Option<DateTime<Utc>>,
+    pub completed_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SimStatus {
+    pub id: i64,
     pub context: String,
     pub state: String,
     pub target_url: String,
+    pub created_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SimReview {
     pub id: i64,
+    /// Empty: the reviewer's account was deleted (GitHub answers `user: null`).
     pub user: String,
     pub state: String,
 }
 
+/// A review conversation on a PR; unresolved ones can block a merge.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SimThread {
+    pub id: i64,
+    pub path: String,
+    pub resolved: bool,
+}
+
+/// A PR waiting in its base branch's merge queue.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct QueueEntry {
+    pub id: i64,
+    pub enqueued_at: Option<DateTime<Utc>>,
+    /// The commit the queue tests: head merged onto base (set when the entry
+    /// reaches the front).
+    pub merge_group_sha: Option<String>,
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SimPr {
+    pub id: i64,
     pub number: i64,
     pub title: String,
     pub body: String,
@@ -44,6 +68,8 @@ pub struct SimPr {
     pub merged: bool,
     pub merged_at: Option<DateTime<Utc>>,
     pub closed_at: Option<DateTime<Utc>>,
+    pub created_at: Option<DateTime<Utc>>,
+    pub updated_at: Option<DateTime<Utc>>,
     pub merge_method: Option<String>,
     pub merge_commit_sha: Option<String>,
     pub draft: bool,
@@ -51,53 +77,171 @@ pub struct SimPr {
     pub behind: bool,
     /// Head and base conflict: update-branch and merge both fail.
     pub conflict: bool,
-    /// GitHub's background mergeability: `None` while it is being computed.
+    /// GitHub's background mergeability: `false` while it is being computed.
     pub mergeable_known: bool,
+    /// After a head change GitHub recomputes mergeability; until then it
+    /// answers `mergeable: null`, `mergeable_state: "unknown"`.
+    pub mergeable_unknown_until: Option<DateTime<Utc>>,
+    /// An accepted update-branch that has not landed yet (GitHub answers 202
+    /// and moves the head later).
+    pub update_lands_at: Option<DateTime<Utc>>,
     pub labels: Vec<String>,
     pub requested_reviewers: Vec<String>,
     pub additions: i64,
     pub deletions: i64,
     pub reviews: Vec<SimReview>,
+    pub threads: Vec<SimThread>,
     pub head_branch_deleted: bool,
     /// `owner/name` of the fork holding the head branch (`None`: this repository).
     pub head_repo: Option<String>,
     /// Merges accepted for this PR (a 5xx after a merge must not add a second).
     pub merge_count: i64,
     pub update_branch_count: i64,
+    pub queue: Option<QueueEntry>,
+    /// Why the PR last left the merge queue unmerged.
+    pub dequeued_reason: Option<String>,
+    pub enqueue_count: i64,
+}
+
+impl SimPr {
+    pub fn node_id(&self) -> String {
+        format!("PR_kwDOsim{}", self.id)
+    }
+}
+
+/// A repository ruleset's rules (on the default branch, as most are).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SimRuleset {
+    pub id: i64,
+    pub name: String,
+    #[serde(default)]
+    pub required_checks: Vec<String>,
+    #[serde(default)]
+    pub required_approvals: u32,
+    #[serde(default)]
+    pub thread_resolution: bool,
+    #[serde(default)]
+    pub merge_queue: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SimRepo {
+    pub id: i64,
     pub owner: String,
     pub name: String,
     pub private: bool,
     pub default_branch: String,
+    /// Classic branch protection: required status checks.
     pub required_checks: Option<Vec<String>>,
+    /// Classic branch protection: required approving reviews.
+    pub required_approvals: u32,
+    pub rulesets: Vec<SimRuleset>,
     pub prs: BTreeMap<i64, SimPr>,
     pub check_runs: HashMap<String, Vec<SimCheckRun>>,
     pub statuses: HashMap<String, Vec<SimStatus>>,
+    /// CI that reports on every new commit (head pushes, branch updates,
+    /// merge groups) a while after it appears.
+    pub auto_ci: Option<AutoCi>,
+}
+
+impl SimRepo {
+    /// Adds (or replaces, by name) a check run on a commit.
+    pub fn put_check_run(&mut self, sha: &str, id: i64, name: &str, status: &str, conclusion: Option<&str>) {
+        let now = Utc::now();
+        let runs = self.check_runs.entry(sha.to_string()).or_default();
+        let started = runs.iter().find(|r| r.name == name).and_then(|r| r.started_at);
+        runs.retain(|r| r.name != name);
+        runs.push(SimCheckRun {
+            id,
+            name: name.to_string(),
+            status: status.to_string(),
+            conclusion: conclusion.map(str::to_string),
+            html_url: format!("https://github.com/{}/{}/runs/{id}", self.owner, self.name),
+            started_at: Some(started.unwrap_or(now)),
+            completed_at: (status == "completed").then_some(now),
+        });
+    }
+}
+
+/// A repository's CI: these checks complete with `conclusion` after `delay_ms`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct AutoCi {
+    pub checks: Vec<String>,
+    pub conclusion: String,
+    #[serde(default)]
+    pub delay_ms: u64,
 }
 
 /// Request counters, for tests and benchmarks.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Counters {
-    /// Every REST request (control calls excluded).
+    /// Every REST and GraphQL request (control calls excluded).
     pub requests: u64,
     /// Requests that spent rate limit (everything but 304s).
     pub rate_limited: u64,
     /// 304 Not Modified answers.
     pub not_modified: u64,
     pub merges: u64,
+    /// Direct merge calls (`PUT …/merge`), accepted or not.
+    pub merge_calls: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Faults {
     /// Answer the next merge with a 502 after performing it.
+    #[serde(default)]
     pub merge_error_after_merge: bool,
     /// The token was revoked: every request answers 401 "Bad credentials".
+    #[serde(default)]
     pub revoked_token: bool,
     /// The next this many requests answer 502 (GitHub having a bad minute).
+    #[serde(default)]
     pub server_errors: u32,
+}
+
+/// A fault on one repository's requests, as GitHub answers them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RepoFault {
+    /// The answer: 401, 403, 404, 422, 5xx; 0 answers normally (after `delay_ms`).
+    #[serde(default)]
+    pub status: u16,
+    /// Only requests whose operation is this (`pull`, `reviews`, `check_runs`,
+    /// `status`, `merge`, `update_branch`, `rules`, `protection`, `graphql`, …).
+    #[serde(default)]
+    pub operation: Option<String>,
+    /// How many requests it hits; 0: every one until cleared.
+    #[serde(default)]
+    pub times: u32,
+    /// Answer this late (longer than the client waits: a timeout).
+    #[serde(default)]
+    pub delay_ms: u64,
+    /// A secondary rate limit: 403 with `retry-after` seconds.
+    #[serde(default)]
+    pub retry_after: Option<u64>,
+    /// GitHub's message for the answer (default: the status's usual one).
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+/// How slow and how eventually consistent the simulator is.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Timing {
+    /// Every request waits this long (plus up to as much again, at random).
+    pub latency_ms: u64,
+    /// An accepted update-branch moves the head this much later.
+    pub update_branch_delay_ms: u64,
+    /// After a head change `mergeable` is `null` this long.
+    pub mergeable_settle_ms: u64,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            latency_ms: 2,
+            update_branch_delay_ms: 800,
+            mergeable_settle_ms: 150,
+        }
+    }
 }
 
 pub struct SimState {
@@ -108,7 +252,11 @@ pub struct SimState {
     pub remaining: i64,
     pub reset: i64,
     pub faults: Faults,
+    pub repo_faults: HashMap<(String, String), RepoFault>,
+    pub timing: Timing,
     pub webhook: Option<(String, String)>,
+    /// Commits waiting for the repository's CI: (owner, name, sha, due).
+    pub ci_due: Vec<(String, String, String, DateTime<Utc>)>,
     next_id: i64,
 }
 
@@ -122,7 +270,10 @@ impl Default for SimState {
             remaining: 5000,
             reset: Utc::now().timestamp() + 3600,
             faults: Faults::default(),
+            repo_faults: HashMap::new(),
+            timing: Timing::default(),
             webhook: None,
+            ci_due: vec![],
             next_id: 1000,
         }
     }
@@ -130,11 +281,6 @@ impl Default for SimState {
 
 pub fn key(owner: &str, name: &str) -> (String, String) {
     (owner.to_lowercase(), name.to_lowercase())
-}
-
-fn ts(t: Option<DateTime<Utc>>) -> Value {
-    t.map(|t| json!(t.to_rfc3339_opts(SecondsFormat::Secs, true)))
-        .unwrap_or(Value::Null)
 }
 
 impl SimState {
@@ -159,121 +305,32 @@ impl SimState {
     pub fn pr_mut(&mut self, owner: &str, name: &str, number: i64) -> Option<&mut SimPr> {
         self.repo_mut(owner, name)?.prs.get_mut(&number)
     }
-}
 
-impl SimRepo {
-    /// The checks of a commit as GitHub's rollup sees them (latest per name).
-    fn latest_checks(&self, sha: &str) -> Vec<(String, &'static str)> {
-        let mut out: Vec<(String, &'static str)> = vec![];
-        let mut push = |name: &str, verdict: &'static str| match out.iter_mut().find(|(n, _)| n == name) {
-            Some(e) => e.1 = verdict,
-            None => out.push((name.to_string(), verdict)),
+    /// A PR's head moved (a push, a landed update): mergeability is
+    /// recomputed and the repository's CI, if any, starts on the new commit.
+    pub fn head_moved(&mut self, owner: &str, name: &str, number: i64, sha: String) {
+        let now = Utc::now();
+        let settle = chrono::Duration::milliseconds(self.timing.mergeable_settle_ms as i64);
+        let Some(pr) = self.pr_mut(owner, name, number) else {
+            return;
         };
-        for run in self.check_runs.get(sha).into_iter().flatten() {
-            let verdict = if run.status != "completed" {
-                "pending"
-            } else {
-                match run.conclusion.as_deref() {
-                    Some("success" | "neutral" | "skipped") => "success",
-                    _ => "failure",
-                }
-            };
-            push(&run.name, verdict);
+        pr.head_sha = sha.clone();
+        pr.updated_at = Some(now);
+        pr.mergeable_unknown_until = Some(now + settle);
+        // GitHub ejects a queued PR whose head changes.
+        if pr.queue.take().is_some() {
+            pr.dequeued_reason = Some("The head of the pull request changed".into());
         }
-        for s in self.statuses.get(sha).into_iter().flatten() {
-            let verdict = match s.state.as_str() {
-                "success" => "success",
-                "pending" => "pending",
-                _ => "failure",
-            };
-            push(&s.context, verdict);
-        }
-        out
+        self.start_ci(owner, name, &sha);
     }
 
-    /// Whether the required checks of a commit pass (all checks when none are required).
-    pub fn required_green(&self, sha: &str) -> Result<(), String> {
-        let checks = self.latest_checks(sha);
-        match &self.required_checks {
-            Some(required) => {
-                for name in required {
-                    match checks.iter().find(|(n, _)| n == name) {
-                        Some((_, "success")) => {}
-                        Some(_) => return Err(format!("Required status check \"{name}\" is failing or pending.")),
-                        None => return Err(format!("Required status check \"{name}\" is expected.")),
-                    }
-                }
-                Ok(())
-            }
-            None => Ok(()),
-        }
-    }
-
-    /// GitHub's `mergeable_state` for a PR.
-    pub fn mergeable_state(&self, pr: &SimPr) -> &'static str {
-        if pr.state != "open" {
-            return "unknown";
-        }
-        if !pr.mergeable_known {
-            return "unknown";
-        }
-        if pr.draft {
-            return "draft";
-        }
-        if pr.conflict {
-            return "dirty";
-        }
-        if pr.behind {
-            return "behind";
-        }
-        if self.required_green(&pr.head_sha).is_err() {
-            return "blocked";
-        }
-        if self.latest_checks(&pr.head_sha).iter().any(|(_, v)| *v != "success") {
-            return "unstable";
-        }
-        "clean"
-    }
-
-    /// A PR's head: a fork's head names the fork's owner and repository.
-    fn head_json(&self, pr: &SimPr) -> Value {
-        let full = pr
-            .head_repo
-            .clone()
-            .unwrap_or_else(|| format!("{}/{}", self.owner, self.name));
-        let (owner, name) = full.split_once('/').unwrap_or((&self.owner, &self.name));
-        json!({"ref": pr.head_ref, "sha": pr.head_sha, "label": format!("{owner}:{}", pr.head_ref),
-               "repo": {"name": name, "full_name": full, "fork": pr.head_repo.is_some(), "owner": {"login": owner}}})
-    }
-
-    pub fn pull_json(&self, pr: &SimPr) -> Value {
-        let html_url = format!("https://github.com/{}/{}/pull/{}", self.owner, self.name, pr.number);
-        json!({
-            "url": format!("https://api.github.com/repos/{}/{}/pulls/{}", self.owner, self.name, pr.number),
-            "id": pr.number * 1000 + 7,
-            "number": pr.number,
-            "state": pr.state,
-            "locked": false,
-            "title": pr.title,
-            "body": pr.body,
-            "html_url": html_url,
-            "user": {"login": pr.author, "type": "User"},
-            "labels": pr.labels.iter().map(|l| json!({"name": l})).collect::<Vec<_>>(),
-            "requested_reviewers": pr.requested_reviewers.iter().map(|l| json!({"login": l})).collect::<Vec<_>>(),
-            "head": self.head_json(pr),
-            "base": {"ref": pr.base_ref, "label": format!("{}:{}", self.owner, pr.base_ref),
-                     "repo": {"name": self.name, "full_name": format!("{}/{}", self.owner, self.name)}},
-            "draft": pr.draft,
-            "merged": pr.merged,
-            "merged_at": ts(pr.merged_at),
-            "closed_at": ts(pr.closed_at),
-            "merge_commit_sha": pr.merge_commit_sha,
-            "mergeable": if pr.state == "open" && pr.mergeable_known { json!(!pr.conflict) } else { Value::Null },
-            "mergeable_state": self.mergeable_state(pr),
-            "additions": pr.additions,
-            "deletions": pr.deletions,
-            "changed_files": 1,
-            "commits": 1,
-        })
+    /// Schedules the repository's CI (if it has one) on `sha`.
+    pub fn start_ci(&mut self, owner: &str, name: &str, sha: &str) {
+        let Some(ci) = self.repo(owner, name).and_then(|r| r.auto_ci.clone()) else {
+            return;
+        };
+        let due = Utc::now() + chrono::Duration::milliseconds(ci.delay_ms as i64);
+        self.ci_due
+            .push((owner.to_string(), name.to_string(), sha.to_string(), due));
     }
 }

@@ -7,8 +7,10 @@ use super::state::SimState;
 use crate::signature::sign;
 
 fn repository(s: &SimState, owner: &str, name: &str) -> Value {
-    let private = s.repo(owner, name).map(|r| r.private).unwrap_or(false);
-    json!({"name": name, "full_name": format!("{owner}/{name}"), "private": private, "owner": {"login": owner, "name": owner}})
+    match s.repo(owner, name) {
+        Some(r) => r.json(),
+        None => super::shapes::repository(owner, name, 0, false, "main", false),
+    }
 }
 
 pub fn pull_request(s: &SimState, owner: &str, name: &str, number: i64, action: &str) -> Option<Value> {
@@ -16,7 +18,7 @@ pub fn pull_request(s: &SimState, owner: &str, name: &str, number: i64, action: 
     let pr = repo.prs.get(&number)?;
     Some(
         json!({"action": action, "number": number, "pull_request": repo.pull_json(pr), "repository": repository(s, owner, name),
-                "sender": {"login": pr.author}}),
+                "sender": super::shapes::user(&pr.author)}),
     )
 }
 
@@ -24,8 +26,9 @@ pub fn review(s: &SimState, owner: &str, name: &str, number: i64, user: &str, st
     let repo = s.repo(owner, name)?;
     let pr = repo.prs.get(&number)?;
     Some(
-        json!({"action": "submitted", "review": {"user": {"login": user}, "state": state.to_lowercase()},
-                "pull_request": repo.pull_json(pr), "repository": repository(s, owner, name), "sender": {"login": user}}),
+        json!({"action": "submitted", "review": {"user": super::shapes::user(user), "state": state.to_lowercase()},
+                "pull_request": repo.pull_json(pr), "repository": repository(s, owner, name),
+                "sender": super::shapes::user(user)}),
     )
 }
 
@@ -45,11 +48,11 @@ pub fn check_run(s: &SimState, owner: &str, name: &str, sha: &str, branch: &str,
         .iter()
         .find(|r| r.id == id)?
         .clone();
-    Some(json!({"action": "completed",
-                "check_run": {"id": run.id, "name": run.name, "status": run.status, "conclusion": run.conclusion,
-                              "html_url": run.html_url, "head_sha": sha,
-                              "check_suite": {"head_branch": branch, "head_sha": sha}},
-                "repository": repository(s, owner, name), "sender": {"login": "github-actions[bot]"}}))
+    let repo = s.repo(owner, name)?;
+    let mut check_run = repo.check_run_json(sha, &run);
+    check_run["check_suite"] = json!({"id": run.id / 2 + 1, "head_branch": branch, "head_sha": sha});
+    Some(json!({"action": "completed", "check_run": check_run,
+                "repository": repository(s, owner, name), "sender": super::shapes::user("github-actions[bot]")}))
 }
 
 impl Simulator {

@@ -2,10 +2,9 @@
 
 use kandev_core::api::{Actor, EVENT_BLOCKED, EVENT_COMPLETED, EVENT_MERGE_PROGRESS, EVENT_MERGED, Task};
 use kandev_core::board::{TaskStatus, merger_finish};
-use kandev_core::checks::{Check, ci_verdict, from_check_run, from_commit_status};
 use kandev_core::merger::{
-    CONFLICT, JobState, Policy, PrSnapshot, Step, UNKNOWN_AFTER_ERROR, decide, kept_failing, merged_summary,
-    retry_delay, waiting,
+    CONFLICT, JobState, Policy, Step, UNKNOWN_AFTER_ERROR, decide, enqueued, kept_failing, merged_summary, retry_delay,
+    update_requested, waiting,
 };
 use serde_json::json;
 use std::time::Duration;
@@ -30,14 +29,22 @@ enum ReadFailure {
     /// It will not pass by waiting (401, 403, 404, a refusal, an answer
     /// Kandev cannot read): the job ends blocked, naming it.
     Block(String),
-    /// It may pass (5xx, a timeout, a lost connection, a rate limit).
-    Retry(String),
+    /// It may pass (5xx, a timeout, a lost connection, a rate limit — for
+    /// which GitHub may say how long to wait).
+    Retry(String, Option<Duration>),
 }
 
 fn classify(e: &GithubError, reading: &str) -> ReadFailure {
     match e {
-        GithubError::Server(_) | GithubError::Timeout | GithubError::Transport(_) | GithubError::RateLimited(_) => {
-            ReadFailure::Retry(e.to_string())
+        GithubError::RateLimited(until) => {
+            let now = chrono::Utc::now().timestamp().max(0) as u64;
+            ReadFailure::Retry(
+                e.to_string(),
+                Some(Duration::from_secs(until.saturating_sub(now).max(1))),
+            )
+        }
+        GithubError::Server(_) | GithubError::Timeout | GithubError::Transport(_) => {
+            ReadFailure::Retry(e.to_string(), None)
         }
         GithubError::Unauthorized => {
             ReadFailure::Block(format!("GitHub answered 401 reading {reading}: the token was refused"))
@@ -48,17 +55,6 @@ fn classify(e: &GithubError, reading: &str) -> ReadFailure {
         )),
         GithubError::NotConfigured => ReadFailure::Block("GitHub is not configured: set GITHUB_TOKEN".into()),
         other => ReadFailure::Block(format!("GitHub's answer reading {reading} was unusable: {other}")),
-    }
-}
-
-fn snapshot(pr: &PullRequest) -> PrSnapshot {
-    PrSnapshot {
-        number: pr.number,
-        state: pr.state.clone(),
-        merged: pr.merged || pr.merged_at.is_some(),
-        draft: pr.draft,
-        head_sha: pr.head.sha.clone(),
-        mergeable_state: pr.mergeable_state.clone(),
     }
 }
 
@@ -98,9 +94,9 @@ impl Merger {
         failing_since: &mut Option<chrono::DateTime<chrono::Utc>>,
         policy: &Policy,
     ) -> Result<(), End> {
-        let message = match failure {
+        let (message, retry_after) = match failure {
             ReadFailure::Block(reason) => return Err(End::Blocked(reason)),
-            ReadFailure::Retry(m) => m,
+            ReadFailure::Retry(m, after) => (m, after),
         };
         let now = self.clock.now();
         let since = *failing_since.get_or_insert(now);
@@ -112,6 +108,7 @@ impl Merger {
             *retries,
             self.settings.poll_interval.max(Duration::from_secs(1)),
             rand::random(),
+            retry_after,
         );
         *retries += 1;
         tracing::warn!(%message, retry_in = ?delay, "a GitHub read failed; retrying");
@@ -133,24 +130,6 @@ impl Merger {
             .await;
     }
 
-    async fn checks(&self, job: &MergerJob, pr: &PullRequest) -> Result<Vec<Check>, GithubError> {
-        let client = self.github.client();
-        let runs = client.check_runs(&job.owner, &job.repo, &pr.head.sha).await?;
-        let status = client.combined_status(&job.owner, &job.repo, &pr.head.sha).await?;
-        let mut checks: Vec<Check> = runs
-            .check_runs
-            .iter()
-            .map(|r| from_check_run(&r.name, &r.status, r.conclusion.as_deref(), &r.html_url))
-            .collect();
-        checks.extend(
-            status
-                .statuses
-                .iter()
-                .map(|s| from_commit_status(&s.context, &s.state, s.target_url.as_deref().unwrap_or(""))),
-        );
-        Ok(checks)
-    }
-
     /// Sleeps one poll interval; `false` when shutting down.
     async fn pause(&self) -> bool {
         tokio::select! {
@@ -160,7 +139,6 @@ impl Merger {
     }
 
     async fn drive(&self, task: &Task, mut job: MergerJob) -> End {
-        let client = self.github.client().clone();
         let policy = Policy {
             // A stored value is untrusted (an older version, a hand edit): pull it into range.
             timeout_minutes: kandev_core::bounds::stored_ci_wait_minutes(job.timeout_minutes) as u64,
@@ -170,7 +148,7 @@ impl Merger {
         job.state = JOB_RUNNING.into();
         let lease_name = crate::coord::lease::merge(&task.id);
         let (mut retries, mut failing_since) = (0u32, None);
-        let the_pr = format!("{}/{}#{}", job.owner, job.repo, job.pr_number);
+        let mut queue_hint = false;
         loop {
             // Shutting down, or another replica took the job over (this one
             // stalled past its lease): stop here, the job row stays.
@@ -178,13 +156,13 @@ impl Merger {
                 return End::Suspended;
             }
             if !self.still_wanted(&task.id).await {
-                return End::Cancelled;
+                return self.cancelled(&job).await;
             }
             // Read the PR first, every time.
-            let pr = match client.pull(&job.owner, &job.repo, job.pr_number).await {
-                Ok(pr) => pr,
+            let reading = match self.read(&job, queue_hint).await {
+                Ok(r) => r,
                 Err(e) => {
-                    let failure = classify(&e, &format!("the PR {the_pr}"));
+                    let failure = classify(&e.error, &e.what);
                     if let Err(end) = self
                         .after_failure(failure, &mut retries, &mut failing_since, &policy)
                         .await
@@ -194,45 +172,30 @@ impl Merger {
                     continue;
                 }
             };
-            let snap = snapshot(&pr);
-            let verdict = if snap.merged || snap.state != "open" {
-                kandev_core::checks::CiVerdict::Green
-            } else {
-                // Protection that cannot be read means every check counts.
-                let required = client
-                    .required_checks(&job.owner, &job.repo, &pr.base.branch)
-                    .await
-                    .unwrap_or_default();
-                match self.checks(&job, &pr).await {
-                    Ok(checks) => ci_verdict(&checks, required.as_deref()),
-                    Err(e) => {
-                        let failure = classify(&e, &format!("the checks of {the_pr}"));
-                        if let Err(end) = self
-                            .after_failure(failure, &mut retries, &mut failing_since, &policy)
-                            .await
-                        {
-                            return end;
-                        }
-                        continue;
-                    }
-                }
-            };
             (retries, failing_since) = (0, None);
+            // A PR GitHub shows queued is queued, whoever put it there (an
+            // enqueue whose answer was lost, a person).
+            if reading.facts.queue_position.is_some() && !job.queued {
+                job.queued = true;
+                job.pr_node_id = reading.pr.node_id.clone();
+            }
             let state = JobState {
                 wait_started_at: job.wait_started_at,
                 waiting_on_sha: job.waiting_on_sha.clone(),
                 updated_branch: job.updated_branch,
+                update_from_sha: job.update_from_sha.clone(),
+                queued: job.queued,
             };
             let now = self.clock.now();
-            match decide(&snap, &verdict, &state, &policy, now) {
+            let pr = &reading.pr;
+            let snap = &reading.snapshot;
+            match decide(snap, &reading.verdict, &reading.facts, &state, &policy, now) {
                 Step::Complete(summary) => return End::Done(summary),
                 Step::Block(reason) => return End::Blocked(reason),
                 Step::Wait(pending) => {
-                    let next = waiting(&state, &snap.head_sha, now);
-                    job.wait_started_at = next.wait_started_at;
-                    job.waiting_on_sha = next.waiting_on_sha;
+                    self.remember(&mut job, waiting(&state, &snap.head_sha, now));
                     if let Ok(false) = self.store.update_merger_job(&job, now).await {
-                        return End::Cancelled;
+                        return self.cancelled(&job).await;
                     }
                     let detail = format!("waiting for {} on {}", pending.join(", "), short(&snap.head_sha));
                     if detail != last_wait {
@@ -245,7 +208,7 @@ impl Merger {
                 }
                 Step::UpdateBranch { expected_head_sha } => {
                     if !self.still_wanted(&task.id).await {
-                        return End::Cancelled;
+                        return self.cancelled(&job).await;
                     }
                     self.progress(
                         task,
@@ -253,27 +216,51 @@ impl Merger {
                         format!("bringing {} up to date with {}", pr.head.branch, pr.base.branch),
                     )
                     .await;
-                    match client
+                    match self
+                        .github
+                        .client()
                         .update_branch(&job.owner, &job.repo, job.pr_number, &expected_head_sha)
                         .await
                     {
+                        // 202: GitHub updates the branch later; wait for the new head.
                         Ok(_) => {
-                            job.updated_branch = true;
+                            self.remember(&mut job, update_requested(&state, &expected_head_sha, self.clock.now()));
                             if let Ok(false) = self.store.update_merger_job(&job, self.clock.now()).await {
-                                return End::Cancelled;
+                                return self.cancelled(&job).await;
                             }
                         }
                         Err(GithubError::Unprocessable(m)) if m.to_lowercase().contains("conflict") => {
                             return End::Blocked(CONFLICT.into());
                         }
-                        Err(e) => return End::Blocked(format!("could not update the branch: {e}")),
+                        // The head moved since the read: start the evaluation over.
+                        Err(GithubError::Unprocessable(m)) if m.to_lowercase().contains("expected head sha") => {
+                            self.progress(task, "head_moved", "the head moved; checking again".into())
+                                .await;
+                            if !self.pause().await {
+                                return End::Suspended;
+                            }
+                        }
+                        Err(e) => {
+                            let failure = match classify(&e, "an update of the branch") {
+                                ReadFailure::Block(_) => {
+                                    ReadFailure::Block(format!("could not update the branch: {e}"))
+                                }
+                                retry => retry,
+                            };
+                            if let Err(end) = self
+                                .after_failure(failure, &mut retries, &mut failing_since, &policy)
+                                .await
+                            {
+                                return end;
+                            }
+                        }
                     }
                 }
                 Step::Merge { sha } => {
                     // A cancel that came while checks were read stops here:
                     // nothing is merged behind the person's back.
                     if !self.still_wanted(&task.id).await {
-                        return End::Cancelled;
+                        return self.cancelled(&job).await;
                     }
                     self.progress(
                         task,
@@ -281,12 +268,14 @@ impl Merger {
                         format!("{} merge of {}", settings.merge_method, short(&sha)),
                     )
                     .await;
-                    match client
+                    match self
+                        .github
+                        .client()
                         .merge(&job.owner, &job.repo, job.pr_number, &settings.merge_method, &sha)
                         .await
                     {
                         Ok(resp) if resp.merged => {
-                            self.merged(task, &pr, &settings, &resp.sha).await;
+                            self.merged(task, pr, &settings, &resp.sha).await;
                             return End::Done(merged_summary(job.pr_number));
                         }
                         Ok(resp) => return End::Blocked(format!("GitHub did not merge the PR: {}", resp.message)),
@@ -299,12 +288,16 @@ impl Merger {
                                 return End::Suspended;
                             }
                         }
+                        // The branch takes merges through its queue only.
+                        Err(GithubError::NotAllowed(m)) if m.to_lowercase().contains("merge queue") && !queue_hint => {
+                            queue_hint = true;
+                        }
                         Err(GithubError::NotAllowed(m)) => {
                             return End::Blocked(format!("GitHub refused the merge: {m}"));
                         }
                         Err(e) if e.is_uncertain() => {
                             // Never retried blindly: read the PR back.
-                            return match client.pull(&job.owner, &job.repo, job.pr_number).await {
+                            return match self.github.client().pull(&job.owner, &job.repo, job.pr_number).await {
                                 Ok(after) if after.merged || after.merged_at.is_some() => {
                                     self.merged(task, &after, &settings, "").await;
                                     End::Done(merged_summary(job.pr_number))
@@ -315,8 +308,61 @@ impl Merger {
                         Err(e) => return End::Blocked(format!("merge failed: {e}")),
                     }
                 }
+                Step::Enqueue { sha } => {
+                    if !self.still_wanted(&task.id).await {
+                        return self.cancelled(&job).await;
+                    }
+                    self.progress(task, "enqueuing", format!("adding {} to the merge queue", short(&sha)))
+                        .await;
+                    match self.github.client().enqueue(&pr.node_id, &sha).await {
+                        Ok(entry) => {
+                            self.remember(&mut job, enqueued(&state, &sha, self.clock.now()));
+                            job.pr_node_id = pr.node_id.clone();
+                            if let Ok(false) = self.store.update_merger_job(&job, self.clock.now()).await {
+                                return self.cancelled(&job).await;
+                            }
+                            self.progress(
+                                task,
+                                "queued",
+                                format!("in the merge queue at position {}", entry.position.max(1)),
+                            )
+                            .await;
+                        }
+                        Err(GithubError::Graphql(m)) => {
+                            return End::Blocked(format!("GitHub refused to add the PR to the merge queue: {m}"));
+                        }
+                        // Unknown whether it was queued: the next read says.
+                        Err(e) if e.is_uncertain() => {
+                            if !self.pause().await {
+                                return End::Suspended;
+                            }
+                        }
+                        Err(e) => return End::Blocked(format!("could not add the PR to the merge queue: {e}")),
+                    }
+                }
             }
         }
+    }
+
+    /// The merge was cancelled while this job ran: a PR it queued leaves the
+    /// queue (the cancel may have looked before the enqueue landed).
+    async fn cancelled(&self, job: &MergerJob) -> End {
+        if job.queued
+            && !job.pr_node_id.is_empty()
+            && let Err(e) = self.github.client().dequeue(&job.pr_node_id).await
+        {
+            tracing::warn!(task_id = %job.task_id, error = %e, "could not take a cancelled merge out of the queue");
+        }
+        End::Cancelled
+    }
+
+    /// Copies a decision's memory into the job row.
+    fn remember(&self, job: &mut MergerJob, state: JobState) {
+        job.wait_started_at = state.wait_started_at;
+        job.waiting_on_sha = state.waiting_on_sha;
+        job.updated_branch = state.updated_branch;
+        job.update_from_sha = state.update_from_sha;
+        job.queued = state.queued;
     }
 
     async fn merged(

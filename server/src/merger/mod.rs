@@ -5,6 +5,7 @@
 //! the task `done` or `blocked` with a reason. Jobs survive restarts.
 
 mod job;
+mod read;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -164,6 +165,9 @@ impl MergeStarter for MergerHandle {
             wait_started_at: None,
             waiting_on_sha: String::new(),
             updated_branch: false,
+            update_from_sha: String::new(),
+            queued: false,
+            pr_node_id: String::new(),
         };
         if !m.store.insert_merger_job(&job, m.clock.now()).await? {
             return Err(crate::error::ServiceError::Conflict(
@@ -179,5 +183,25 @@ impl MergeStarter for MergerHandle {
 
     async fn start(&self, task_id: &str) {
         self.0.spawn(task_id.to_string());
+    }
+
+    async fn withdraw(&self, task_id: &str) -> ServiceResult<()> {
+        let m = &self.0;
+        let Some(job) = m.store.get_merger_job(task_id).await? else {
+            return Ok(());
+        };
+        if !job.queued || job.pr_node_id.is_empty() {
+            return Ok(());
+        }
+        match m.github.client().dequeue(&job.pr_node_id).await {
+            Ok(()) => Ok(()),
+            // Already out of the queue (merged, or ejected): nothing to undo.
+            Err(crate::github::GithubError::Graphql(msg)) if msg.to_lowercase().contains("not in the merge queue") => {
+                Ok(())
+            }
+            Err(e) => Err(crate::error::ServiceError::Upstream(format!(
+                "could not take the PR out of GitHub's merge queue ({e}); the merge was not cancelled"
+            ))),
+        }
     }
 }

@@ -17,6 +17,10 @@ pub struct MergerJob {
     pub wait_started_at: Option<DateTime<Utc>>,
     pub waiting_on_sha: String,
     pub updated_branch: bool,
+    pub update_from_sha: String,
+    pub queued: bool,
+    /// The PR's GraphQL node id once it was enqueued (to dequeue it).
+    pub pr_node_id: String,
 }
 
 fn job(row: &AnyRow) -> StoreResult<MergerJob> {
@@ -30,6 +34,9 @@ fn job(row: &AnyRow) -> StoreResult<MergerJob> {
         wait_started_at: row.opt_time("wait_started_at")?,
         waiting_on_sha: row.text("waiting_on_sha")?,
         updated_branch: row.flag("updated_branch")?,
+        update_from_sha: row.text("update_from_sha")?,
+        queued: row.flag("queued")?,
+        pr_node_id: row.text("pr_node_id")?,
     })
 }
 
@@ -116,7 +123,8 @@ impl Store {
     pub async fn insert_merger_job(&self, j: &MergerJob, now: DateTime<Utc>) -> StoreResult<bool> {
         let done = sqlx::query(
             "INSERT INTO merger_jobs (task_id, owner, repo, pr_number, state, timeout_minutes, wait_started_at, waiting_on_sha, \
-             updated_branch, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) \
+             updated_branch, update_from_sha, queued, pr_node_id, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13) \
              ON CONFLICT (task_id) DO NOTHING",
         )
         .bind(&j.task_id)
@@ -128,6 +136,9 @@ impl Store {
         .bind(opt_time_to_text(j.wait_started_at))
         .bind(&j.waiting_on_sha)
         .bind(flag(j.updated_branch))
+        .bind(&j.update_from_sha)
+        .bind(flag(j.queued))
+        .bind(&j.pr_node_id)
         .bind(time_to_text(now))
         .execute(&self.pool)
         .await?;
@@ -138,14 +149,17 @@ impl Store {
     /// merge was cancelled), and then nothing is written.
     pub async fn update_merger_job(&self, j: &MergerJob, now: DateTime<Utc>) -> StoreResult<bool> {
         let done = sqlx::query(
-            "UPDATE merger_jobs SET state = $2, wait_started_at = $3, waiting_on_sha = $4, updated_branch = $5, updated_at = $6 \
-             WHERE task_id = $1",
+            "UPDATE merger_jobs SET state = $2, wait_started_at = $3, waiting_on_sha = $4, updated_branch = $5, \
+             update_from_sha = $6, queued = $7, pr_node_id = $8, updated_at = $9 WHERE task_id = $1",
         )
         .bind(&j.task_id)
         .bind(&j.state)
         .bind(opt_time_to_text(j.wait_started_at))
         .bind(&j.waiting_on_sha)
         .bind(flag(j.updated_branch))
+        .bind(&j.update_from_sha)
+        .bind(flag(j.queued))
+        .bind(&j.pr_node_id)
         .bind(time_to_text(now))
         .execute(&self.pool)
         .await?;
@@ -154,7 +168,8 @@ impl Store {
 
     pub async fn get_merger_job(&self, task_id: &str) -> StoreResult<Option<MergerJob>> {
         let row = sqlx::query(
-            "SELECT task_id, owner, repo, pr_number, state, timeout_minutes, wait_started_at, waiting_on_sha, updated_branch \
+            "SELECT task_id, owner, repo, pr_number, state, timeout_minutes, wait_started_at, waiting_on_sha, updated_branch, \
+             update_from_sha, queued, pr_node_id \
              FROM merger_jobs WHERE task_id = $1",
         )
         .bind(task_id)
@@ -194,7 +209,8 @@ impl Store {
 
     pub async fn list_merger_jobs(&self) -> StoreResult<Vec<MergerJob>> {
         sqlx::query(
-            "SELECT task_id, owner, repo, pr_number, state, timeout_minutes, wait_started_at, waiting_on_sha, updated_branch \
+            "SELECT task_id, owner, repo, pr_number, state, timeout_minutes, wait_started_at, waiting_on_sha, updated_branch, \
+             update_from_sha, queued, pr_node_id \
              FROM merger_jobs ORDER BY created_at",
         )
         .fetch_all(&self.pool)

@@ -115,6 +115,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "coordination",
         include_str!("../../migrations/0004_coordination.sql"),
     ),
+    (
+        5,
+        "merger_github",
+        include_str!("../../migrations/0005_merger_github.sql"),
+    ),
 ];
 
 fn migrator() -> Migrator {

@@ -150,3 +150,39 @@ pub async fn approve_with_pr(app: &TestApp, number: i64, description: &str) -> S
     );
     t
 }
+
+/// The last event of `kind` in a task's event list (`Null` when none).
+pub fn last_of(events: &serde_json::Value, kind: &str) -> serde_json::Value {
+    events
+        .as_array()
+        .map(|a| a.iter().rev().find(|e| e["kind"] == kind).cloned())
+        .unwrap_or_default()
+        .unwrap_or(serde_json::Value::Null)
+}
+
+/// Waits for the task to reach `status` with its closing event; returns the events.
+pub async fn wait_status(app: &TestApp, t: &str, status: &str) -> serde_json::Value {
+    let closing = if status == "done" { "completed" } else { status };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
+        if app.task_json(t).await["status"] == status && !last_of(&events, closing).is_null() {
+            return events;
+        }
+        // The events say where the merger stopped, which a bare timeout would not.
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "task {t} never became {status}: {events}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Waits until the merger's latest progress says it is waiting.
+pub async fn waiting_for_checks(app: &TestApp, t: &str) {
+    crate::support::eventually("the merger to wait", Duration::from_secs(20), || async {
+        let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
+        last_of(&events, "merge_progress")["payload"]["step"] == "waiting_for_checks"
+    })
+    .await;
+}

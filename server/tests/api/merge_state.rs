@@ -9,27 +9,8 @@ use kandev_server::github_sim::{Faults, NewPr};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::github_support::{approve_with_pr, fast, simulator};
-use crate::support::{Db, TestApp, eventually};
-
-async fn waiting_for_checks(app: &TestApp, t: &str) {
-    eventually("the merger to wait for checks", Duration::from_secs(20), || async {
-        let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
-        events
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|e| e["payload"]["step"] == "waiting_for_checks")
-    })
-    .await;
-}
-
-async fn wait_status(app: &TestApp, t: &str, status: &str) {
-    eventually(&format!("task {t} to be {status}"), Duration::from_secs(20), || async {
-        app.task_json(t).await["status"] == status
-    })
-    .await;
-}
+use crate::github_support::{approve_with_pr, fast, simulator, wait_status, waiting_for_checks};
+use crate::support::{Db, eventually};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hand_move_during_a_merge_answers_409_and_the_pr_is_merged_exactly_once() {

@@ -1,0 +1,272 @@
+//! The post-approve merger's decisions, as a pure function of what GitHub
+//! says right now. The worker re-reads the PR before every decision, so a
+//! re-run after a crash or restart is always safe.
+
+mod requirements;
+mod retry;
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::checks::{Check, CiVerdict};
+
+pub use requirements::{BranchRules, Facts, Rule, branch_rules, missing_reviews, required_checks};
+pub use retry::{kept_failing, retry_delay};
+
+/// What the merger read about the PR.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrSnapshot {
+    pub number: i64,
+    /// `open` or `closed`.
+    pub state: String,
+    pub merged: bool,
+    pub draft: bool,
+    pub head_sha: String,
+    /// GitHub's `mergeable_state`: clean, blocked, behind, dirty, unstable, has_hooks, draft, unknown.
+    pub mergeable_state: String,
+}
+
+/// What the merger remembers between decisions (persisted with the job).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct JobState {
+    /// When the current wait (for checks, mergeability, an update, reviews or
+    /// the queue) began.
+    pub wait_started_at: Option<DateTime<Utc>>,
+    /// The head the current wait is for; a new head restarts the wait.
+    pub waiting_on_sha: String,
+    /// The branch has been brought up to date once already.
+    pub updated_branch: bool,
+    /// The head an accepted update-branch will replace: while GitHub still
+    /// shows it, the update has not landed yet.
+    pub update_from_sha: String,
+    /// The PR was put in its base branch's merge queue.
+    pub queued: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    pub timeout_minutes: u64,
+}
+
+/// The next thing to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    Complete(String),
+    Block(String),
+    /// Keep polling: what is awaited (checks by name, mergeability, reviews,
+    /// the branch update, the queue).
+    Wait(Vec<String>),
+    UpdateBranch {
+        expected_head_sha: String,
+    },
+    Merge {
+        sha: String,
+    },
+    /// The branch requires GitHub's merge queue: enqueue, pinned to the head.
+    Enqueue {
+        sha: String,
+    },
+}
+
+pub const ALREADY_MERGED: &str = "PR already merged";
+pub const CLOSED_UNMERGED: &str = "PR closed without merge";
+pub const DRAFT: &str = "PR is draft";
+pub const CONFLICT: &str = "merge conflict, manual rebase needed";
+pub const UNKNOWN_AFTER_ERROR: &str = "merge state unknown after a GitHub error; check the PR";
+pub const FELL_BEHIND_AGAIN: &str =
+    "the branch fell behind its base again after one update; update it and approve again";
+/// What the merger waits for while an accepted update-branch has not landed.
+pub const AWAITING_UPDATE: &str = "the branch update";
+
+pub fn merged_summary(number: i64) -> String {
+    format!("Merged PR #{number}")
+}
+
+/// The summary when GitHub's merge queue did the merging for a queued job.
+pub fn queue_merged_summary(number: i64) -> String {
+    format!("Merged PR #{number} through the merge queue")
+}
+
+/// The block reason for failing required checks: every one, with its link.
+pub fn ci_failing(failed: &[Check]) -> String {
+    let list: Vec<String> = failed
+        .iter()
+        .map(|c| format!("{} {}", c.name, c.url).trim_end().to_string())
+        .collect();
+    format!("CI failing: {}", list.join("; "))
+}
+
+/// Starts or continues the wait for `sha`; a new head restarts it.
+pub fn waiting(job: &JobState, sha: &str, now: DateTime<Utc>) -> JobState {
+    let mut next = job.clone();
+    if next.wait_started_at.is_none() || next.waiting_on_sha != sha {
+        next.wait_started_at = Some(now);
+        next.waiting_on_sha = sha.to_string();
+    }
+    next
+}
+
+/// After GitHub accepted an update of `head`: wait (afresh) for it to land.
+pub fn update_requested(job: &JobState, head: &str, now: DateTime<Utc>) -> JobState {
+    JobState {
+        wait_started_at: Some(now),
+        waiting_on_sha: head.to_string(),
+        updated_branch: true,
+        update_from_sha: head.to_string(),
+        queued: job.queued,
+    }
+}
+
+/// After GitHub put `head` in the merge queue: follow the entry (afresh).
+pub fn enqueued(job: &JobState, head: &str, now: DateTime<Utc>) -> JobState {
+    JobState {
+        wait_started_at: Some(now),
+        waiting_on_sha: head.to_string(),
+        queued: true,
+        ..job.clone()
+    }
+}
+
+fn expired(job: &JobState, sha: &str, policy: &Policy, now: DateTime<Utc>) -> bool {
+    job.waiting_on_sha == sha
+        && job.wait_started_at.is_some_and(|t| {
+            // Checked: an absurd timeout means "never", not a panic.
+            let limit = i64::try_from(policy.timeout_minutes)
+                .ok()
+                .and_then(Duration::try_minutes);
+            limit.is_some_and(|limit| now.signed_duration_since(t) >= limit)
+        })
+}
+
+/// Waits for `what`, or blocks with `reason` once the wait has lasted the timeout.
+fn wait_or_block(
+    what: Vec<String>,
+    reason: impl FnOnce() -> String,
+    pr: &PrSnapshot,
+    job: &JobState,
+    policy: &Policy,
+    now: DateTime<Utc>,
+) -> Step {
+    if expired(job, &pr.head_sha, policy, now) {
+        Step::Block(reason())
+    } else {
+        Step::Wait(what)
+    }
+}
+
+/// One decision. Order: merged, closed, a queued PR's entry, draft, failing
+/// required checks, conflict, behind (update once, and wait for the update
+/// to land), pending checks or unknown mergeability, missing reviews (each
+/// wait bounded by the timeout), then merge — or enqueue where the branch
+/// requires the merge queue — with the head SHA pinned.
+pub fn decide(
+    pr: &PrSnapshot,
+    ci: &CiVerdict,
+    facts: &Facts,
+    job: &JobState,
+    policy: &Policy,
+    now: DateTime<Utc>,
+) -> Step {
+    let minutes = policy.timeout_minutes;
+    if pr.merged {
+        // A queued job's PR is merged by the queue it was put in.
+        return Step::Complete(if job.queued {
+            queue_merged_summary(pr.number)
+        } else {
+            ALREADY_MERGED.into()
+        });
+    }
+    if pr.state != "open" {
+        return Step::Block(CLOSED_UNMERGED.into());
+    }
+    if job.queued {
+        return match facts.queue_position {
+            Some(p) => wait_or_block(
+                vec![format!("the merge queue (position {p})")],
+                || format!("still in the merge queue after {minutes} min (position {p})"),
+                pr,
+                job,
+                policy,
+                now,
+            ),
+            None => Step::Block(format!(
+                "removed from the merge queue: {}",
+                facts
+                    .dequeued_reason
+                    .as_deref()
+                    .filter(|r| !r.trim().is_empty())
+                    .unwrap_or("GitHub gave no reason")
+            )),
+        };
+    }
+    if pr.draft || pr.mergeable_state == "draft" {
+        return Step::Block(DRAFT.into());
+    }
+    if let CiVerdict::Failed(failed) = ci {
+        return Step::Block(ci_failing(failed));
+    }
+    if pr.mergeable_state == "dirty" {
+        return Step::Block(CONFLICT.into());
+    }
+    // An accepted update shows the old head (still behind) until it lands.
+    if !job.update_from_sha.is_empty() && job.update_from_sha == pr.head_sha {
+        return wait_or_block(
+            vec![AWAITING_UPDATE.into()],
+            || format!("GitHub had not updated the branch after {minutes} min; update it and approve again"),
+            pr,
+            job,
+            policy,
+            now,
+        );
+    }
+    if pr.mergeable_state == "behind" {
+        return if job.updated_branch {
+            Step::Block(FELL_BEHIND_AGAIN.into())
+        } else {
+            Step::UpdateBranch {
+                expected_head_sha: pr.head_sha.clone(),
+            }
+        };
+    }
+    let pending: Vec<String> = match ci {
+        CiVerdict::Pending(names) => names.clone(),
+        _ if pr.mergeable_state == "unknown" || pr.mergeable_state.is_empty() => vec!["mergeability".into()],
+        _ => vec![],
+    };
+    if !pending.is_empty() {
+        let names = pending.join(", ");
+        return wait_or_block(
+            pending,
+            || format!("checks still pending after {minutes} min: {names}"),
+            pr,
+            job,
+            policy,
+            now,
+        );
+    }
+    if pr.mergeable_state == "blocked" {
+        let missing = missing_reviews(facts);
+        let what = missing
+            .clone()
+            .unwrap_or_else(|| "a requirement GitHub does not name (blocked)".into());
+        return wait_or_block(
+            vec![format!("reviews: {what}")],
+            || match missing {
+                Some(m) => format!("reviews still missing after {minutes} min: {m}"),
+                None => format!("GitHub still reports the merge blocked after {minutes} min, by {what}"),
+            },
+            pr,
+            job,
+            policy,
+            now,
+        );
+    }
+    let sha = pr.head_sha.clone();
+    if facts.merge_queue {
+        Step::Enqueue { sha }
+    } else {
+        Step::Merge { sha }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,189 @@
+//! What the base branch requires beyond checks — approving reviews,
+//! resolved conversations, the merge queue — folded from branch protection
+//! and rulesets, and what a PR still lacks, in words for a block reason.
+
+/// What GitHub says about a PR's reviews, its base branch's requirements and
+/// its merge-queue entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// Approving reviews the base branch requires (0: none).
+    pub required_approvals: u32,
+    /// GraphQL's `reviewDecision`: `APPROVED`, `CHANGES_REQUESTED`,
+    /// `REVIEW_REQUIRED`, or `None` when no review is required.
+    pub review_decision: Option<String>,
+    /// Reviewers whose latest decisive review approves.
+    pub approvals: u32,
+    /// The base branch requires every conversation resolved.
+    pub threads_must_resolve: bool,
+    pub unresolved_threads: u32,
+    /// The base branch requires GitHub's merge queue.
+    pub merge_queue: bool,
+    /// The PR's 1-based place in the queue while it is queued.
+    pub queue_position: Option<u32>,
+    /// Why GitHub last removed the PR from the queue, if it says.
+    pub dequeued_reason: Option<String>,
+}
+
+fn plural(n: u32, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Which review requirement is missing, in words; `None` when the reviews
+/// Kandev can see satisfy the branch.
+pub fn missing_reviews(f: &Facts) -> Option<String> {
+    let mut missing = vec![];
+    if f.review_decision.as_deref() == Some("CHANGES_REQUESTED") {
+        missing.push("a reviewer requested changes".to_string());
+    }
+    if f.approvals < f.required_approvals {
+        let more = f.required_approvals - f.approvals;
+        missing.push(format!(
+            "{more} more {} ({} of {} required)",
+            if more == 1 {
+                "approving review"
+            } else {
+                "approving reviews"
+            },
+            f.approvals,
+            f.required_approvals
+        ));
+    } else if f.review_decision.as_deref() == Some("REVIEW_REQUIRED") {
+        missing.push("an approving review (GitHub reports review required)".to_string());
+    }
+    if f.threads_must_resolve && f.unresolved_threads > 0 {
+        missing.push(plural(
+            f.unresolved_threads,
+            "unresolved review thread",
+            "unresolved review threads",
+        ));
+    }
+    (!missing.is_empty()).then(|| missing.join("; "))
+}
+
+/// The checks that decide: protection's plus rulesets'. Protection that
+/// could not be read (`None`) means every check counts, rulesets or not.
+pub fn required_checks(protection: Option<Vec<String>>, rulesets: &[String]) -> Option<Vec<String>> {
+    let mut all = protection?;
+    for name in rulesets {
+        if !all.contains(name) {
+            all.push(name.clone());
+        }
+    }
+    Some(all)
+}
+
+/// One active rule of a branch, as the rules endpoint reports it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rule {
+    /// `required_status_checks`, `pull_request`, `merge_queue`, …
+    pub kind: String,
+    pub required_checks: Vec<String>,
+    pub required_approvals: u32,
+    pub thread_resolution: bool,
+}
+
+/// What a branch's rulesets require, all rules together.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BranchRules {
+    pub required_checks: Vec<String>,
+    pub required_approvals: u32,
+    pub thread_resolution: bool,
+    pub merge_queue: bool,
+}
+
+/// Folds the active rules: the strictest of each requirement wins.
+pub fn branch_rules(rules: &[Rule]) -> BranchRules {
+    let mut out = BranchRules::default();
+    for r in rules {
+        match r.kind.as_str() {
+            "required_status_checks" => {
+                for c in &r.required_checks {
+                    if !out.required_checks.contains(c) {
+                        out.required_checks.push(c.clone());
+                    }
+                }
+            }
+            "pull_request" => {
+                out.required_approvals = out.required_approvals.max(r.required_approvals);
+                out.thread_resolution |= r.thread_resolution;
+            }
+            "merge_queue" => out.merge_queue = true,
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_every_missing_review_requirement() {
+        let f = Facts {
+            required_approvals: 2,
+            approvals: 1,
+            review_decision: Some("REVIEW_REQUIRED".into()),
+            threads_must_resolve: true,
+            unresolved_threads: 3,
+            ..Default::default()
+        };
+        assert_eq!(
+            missing_reviews(&f).as_deref(),
+            Some("1 more approving review (1 of 2 required); 3 unresolved review threads")
+        );
+        let changes = Facts {
+            review_decision: Some("CHANGES_REQUESTED".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            missing_reviews(&changes).as_deref(),
+            Some("a reviewer requested changes")
+        );
+        let satisfied = Facts {
+            required_approvals: 1,
+            approvals: 1,
+            review_decision: Some("APPROVED".into()),
+            threads_must_resolve: true,
+            ..Default::default()
+        };
+        assert_eq!(missing_reviews(&satisfied), None);
+    }
+
+    #[test]
+    fn ruleset_checks_join_protections_unless_protection_is_unreadable() {
+        let r = vec!["lint".to_string(), "build".to_string()];
+        assert_eq!(
+            required_checks(Some(vec!["build".into()]), &r),
+            Some(vec!["build".to_string(), "lint".to_string()])
+        );
+        assert_eq!(required_checks(None, &r), None, "every check counts");
+    }
+
+    #[test]
+    fn rules_fold_to_the_strictest_requirement() {
+        let rule = |kind: &str, checks: &[&str], approvals: u32, threads: bool| Rule {
+            kind: kind.into(),
+            required_checks: checks.iter().map(|s| s.to_string()).collect(),
+            required_approvals: approvals,
+            thread_resolution: threads,
+        };
+        let folded = branch_rules(&[
+            rule("required_status_checks", &["build"], 0, false),
+            rule("pull_request", &[], 1, false),
+            rule("pull_request", &[], 2, true),
+            rule("required_status_checks", &["build", "lint"], 0, false),
+            rule("merge_queue", &[], 0, false),
+            rule("non_fast_forward", &[], 0, false),
+        ]);
+        assert_eq!(
+            folded,
+            BranchRules {
+                required_checks: vec!["build".into(), "lint".into()],
+                required_approvals: 2,
+                thread_resolution: true,
+                merge_queue: true,
+            }
+        );
+    }
+}

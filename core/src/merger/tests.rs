@@ -1,0 +1,413 @@
+//! The merger's decisions, scenario by scenario.
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::*;
+use crate::checks::{CiVerdict, from_check_run};
+
+fn t(s: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+}
+
+fn pr(state: &str, mergeable_state: &str) -> PrSnapshot {
+    PrSnapshot {
+        number: 7,
+        state: state.into(),
+        merged: false,
+        draft: false,
+        head_sha: "h1".into(),
+        mergeable_state: mergeable_state.into(),
+    }
+}
+
+const POLICY: Policy = Policy { timeout_minutes: 10 };
+
+#[test]
+fn terminal_states_come_first() {
+    let now = t("2026-03-08T12:00:00Z");
+    let mut merged = pr("closed", "unknown");
+    merged.merged = true;
+    assert_eq!(
+        decide(
+            &merged,
+            &CiVerdict::Green,
+            &Facts::default(),
+            &JobState::default(),
+            &POLICY,
+            now
+        ),
+        Step::Complete("PR already merged".into())
+    );
+    assert_eq!(
+        decide(
+            &pr("closed", ""),
+            &CiVerdict::Green,
+            &Facts::default(),
+            &JobState::default(),
+            &POLICY,
+            now
+        ),
+        Step::Block("PR closed without merge".into())
+    );
+    let mut draft = pr("open", "draft");
+    draft.draft = true;
+    assert_eq!(
+        decide(
+            &draft,
+            &CiVerdict::Green,
+            &Facts::default(),
+            &JobState::default(),
+            &POLICY,
+            now
+        ),
+        Step::Block("PR is draft".into())
+    );
+}
+
+#[test]
+fn failing_required_check_blocks_naming_it() {
+    let failed = CiVerdict::Failed(vec![from_check_run(
+        "build",
+        "completed",
+        Some("failure"),
+        "https://ci/1",
+    )]);
+    assert_eq!(
+        decide(
+            &pr("open", "blocked"),
+            &failed,
+            &Facts::default(),
+            &JobState::default(),
+            &POLICY,
+            t("2026-03-08T12:00:00Z")
+        ),
+        Step::Block("CI failing: build https://ci/1".into())
+    );
+}
+
+#[test]
+fn conflicts_block_and_behind_updates_once() {
+    let now = t("2026-03-08T12:00:00Z");
+    assert_eq!(
+        decide(
+            &pr("open", "dirty"),
+            &CiVerdict::Green,
+            &Facts::default(),
+            &JobState::default(),
+            &POLICY,
+            now
+        ),
+        Step::Block(CONFLICT.into())
+    );
+    assert_eq!(
+        decide(
+            &pr("open", "behind"),
+            &CiVerdict::Green,
+            &Facts::default(),
+            &JobState::default(),
+            &POLICY,
+            now
+        ),
+        Step::UpdateBranch {
+            expected_head_sha: "h1".into()
+        }
+    );
+    let updated = JobState {
+        updated_branch: true,
+        ..Default::default()
+    };
+    assert!(matches!(
+        decide(
+            &pr("open", "behind"),
+            &CiVerdict::Green,
+            &Facts::default(),
+            &updated,
+            &POLICY,
+            now
+        ),
+        Step::Block(_)
+    ));
+}
+
+#[test]
+fn pending_waits_until_the_timeout_then_blocks() {
+    let start = t("2026-03-08T12:00:00Z");
+    let pending = CiVerdict::Pending(vec!["build".into()]);
+    let job = waiting(&JobState::default(), "h1", start);
+    assert_eq!(
+        decide(
+            &pr("open", "blocked"),
+            &pending,
+            &Facts::default(),
+            &job,
+            &POLICY,
+            start + Duration::minutes(9)
+        ),
+        Step::Wait(vec!["build".into()])
+    );
+    assert_eq!(
+        decide(
+            &pr("open", "blocked"),
+            &pending,
+            &Facts::default(),
+            &job,
+            &POLICY,
+            start + Duration::minutes(10)
+        ),
+        Step::Block("checks still pending after 10 min: build".into())
+    );
+}
+
+#[test]
+fn a_new_head_restarts_the_wait() {
+    let start = t("2026-03-08T12:00:00Z");
+    let job = waiting(&JobState::default(), "h1", start);
+    let later = start + Duration::minutes(30);
+    let moved = waiting(&job, "h2", later);
+    assert_eq!(moved.wait_started_at, Some(later));
+    let mut head2 = pr("open", "blocked");
+    head2.head_sha = "h2".into();
+    assert!(matches!(
+        decide(
+            &head2,
+            &CiVerdict::Pending(vec!["ci".into()]),
+            &Facts::default(),
+            &moved,
+            &POLICY,
+            later
+        ),
+        Step::Wait(_)
+    ));
+    assert_eq!(
+        waiting(&moved, "h2", later + Duration::minutes(1)).wait_started_at,
+        Some(later),
+        "same head keeps its start"
+    );
+}
+
+#[test]
+fn unknown_mergeability_waits_and_green_merges_the_pinned_head() {
+    let now = t("2026-03-08T12:00:00Z");
+    assert_eq!(
+        decide(
+            &pr("open", "unknown"),
+            &CiVerdict::Green,
+            &Facts::default(),
+            &JobState::default(),
+            &POLICY,
+            now
+        ),
+        Step::Wait(vec!["mergeability".into()])
+    );
+    assert_eq!(
+        decide(
+            &pr("open", "clean"),
+            &CiVerdict::Green,
+            &Facts::default(),
+            &JobState::default(),
+            &POLICY,
+            now
+        ),
+        Step::Merge { sha: "h1".into() }
+    );
+    assert_eq!(
+        decide(
+            &pr("open", "unstable"),
+            &CiVerdict::Green,
+            &Facts::default(),
+            &JobState::default(),
+            &POLICY,
+            now
+        ),
+        Step::Merge { sha: "h1".into() },
+        "optional checks failing do not block"
+    );
+    assert_eq!(merged_summary(7), "Merged PR #7");
+}
+
+fn at(min: i64) -> DateTime<Utc> {
+    t("2026-03-08T12:00:00Z") + Duration::minutes(min)
+}
+
+fn snap(head: &str, mergeable_state: &str) -> PrSnapshot {
+    PrSnapshot {
+        head_sha: head.into(),
+        ..pr("open", mergeable_state)
+    }
+}
+
+#[test]
+fn update_branch_with_a_delay_waits_for_the_new_head_instead_of_blocking() {
+    let asked = update_requested(&JobState::default(), "h1", at(0));
+    // GitHub accepted the update (202) but still shows the old head, behind.
+    assert_eq!(
+        decide(
+            &snap("h1", "behind"),
+            &CiVerdict::Green,
+            &Facts::default(),
+            &asked,
+            &POLICY,
+            at(1)
+        ),
+        Step::Wait(vec![AWAITING_UPDATE.into()])
+    );
+    // Still computing mergeability on the old head: still the update awaited.
+    assert_eq!(
+        decide(
+            &snap("h1", "unknown"),
+            &CiVerdict::Green,
+            &Facts::default(),
+            &asked,
+            &POLICY,
+            at(2)
+        ),
+        Step::Wait(vec![AWAITING_UPDATE.into()])
+    );
+    // The new head landed: wait for its checks, then merge it.
+    let pending = CiVerdict::Pending(vec!["build".into()]);
+    assert_eq!(
+        decide(
+            &snap("h2", "blocked"),
+            &pending,
+            &Facts::default(),
+            &asked,
+            &POLICY,
+            at(3)
+        ),
+        Step::Wait(vec!["build".into()])
+    );
+    assert_eq!(
+        decide(
+            &snap("h2", "clean"),
+            &CiVerdict::Green,
+            &Facts::default(),
+            &asked,
+            &POLICY,
+            at(4)
+        ),
+        Step::Merge { sha: "h2".into() }
+    );
+    // Behind again on the new head: that is the one real "fell behind again".
+    assert_eq!(
+        decide(
+            &snap("h2", "behind"),
+            &CiVerdict::Green,
+            &Facts::default(),
+            &asked,
+            &POLICY,
+            at(4)
+        ),
+        Step::Block(FELL_BEHIND_AGAIN.into())
+    );
+}
+
+#[test]
+fn an_update_that_never_lands_blocks_after_the_timeout() {
+    let asked = update_requested(&JobState::default(), "h1", at(0));
+    let Step::Block(reason) = decide(
+        &snap("h1", "behind"),
+        &CiVerdict::Green,
+        &Facts::default(),
+        &asked,
+        &POLICY,
+        at(10),
+    ) else {
+        panic!("blocks")
+    };
+    assert!(reason.contains("had not updated the branch after 10 min"), "{reason}");
+}
+
+#[test]
+fn every_failing_required_check_is_named_with_its_link() {
+    let failed = CiVerdict::Failed(vec![
+        from_check_run("build", "completed", Some("failure"), "https://ci/b"),
+        from_check_run("lint", "completed", Some("cancelled"), ""),
+    ]);
+    assert_eq!(
+        decide(
+            &snap("h1", "blocked"),
+            &failed,
+            &Facts::default(),
+            &JobState::default(),
+            &POLICY,
+            at(0)
+        ),
+        Step::Block("CI failing: build https://ci/b; lint".into())
+    );
+}
+
+#[test]
+fn a_missing_review_waits_then_blocks_naming_reviews() {
+    let facts = Facts {
+        required_approvals: 1,
+        review_decision: Some("REVIEW_REQUIRED".into()),
+        ..Default::default()
+    };
+    let job = waiting(&JobState::default(), "h1", at(0));
+    let Step::Wait(what) = decide(&snap("h1", "blocked"), &CiVerdict::Green, &facts, &job, &POLICY, at(5)) else {
+        panic!("waits")
+    };
+    assert_eq!(what, ["reviews: 1 more approving review (0 of 1 required)"]);
+    assert_eq!(
+        decide(&snap("h1", "blocked"), &CiVerdict::Green, &facts, &job, &POLICY, at(10)),
+        Step::Block("reviews still missing after 10 min: 1 more approving review (0 of 1 required)".into())
+    );
+    let unnamed = decide(
+        &snap("h1", "blocked"),
+        &CiVerdict::Green,
+        &Facts::default(),
+        &job,
+        &POLICY,
+        at(10),
+    );
+    assert!(
+        matches!(&unnamed, Step::Block(r) if r.contains("still reports the merge blocked")),
+        "{unnamed:?}"
+    );
+}
+
+#[test]
+fn a_merge_queue_branch_enqueues_follows_the_entry_and_reports_its_removal() {
+    let queue = Facts {
+        merge_queue: true,
+        ..Default::default()
+    };
+    assert_eq!(
+        decide(
+            &snap("h1", "clean"),
+            &CiVerdict::Green,
+            &queue,
+            &JobState::default(),
+            &POLICY,
+            at(0)
+        ),
+        Step::Enqueue { sha: "h1".into() }
+    );
+    let job = enqueued(&JobState::default(), "h1", at(0));
+    let queued = Facts {
+        queue_position: Some(2),
+        ..queue.clone()
+    };
+    assert_eq!(
+        decide(&snap("h1", "clean"), &CiVerdict::Green, &queued, &job, &POLICY, at(1)),
+        Step::Wait(vec!["the merge queue (position 2)".into()])
+    );
+    let removed = Facts {
+        dequeued_reason: Some("Required status checks failed on the merge group: build".into()),
+        ..queue.clone()
+    };
+    assert_eq!(
+        decide(&snap("h1", "clean"), &CiVerdict::Green, &removed, &job, &POLICY, at(2)),
+        Step::Block("removed from the merge queue: Required status checks failed on the merge group: build".into())
+    );
+    let mut merged = snap("h1", "unknown");
+    (merged.state, merged.merged) = ("closed".into(), true);
+    assert_eq!(
+        decide(&merged, &CiVerdict::Green, &queued, &job, &POLICY, at(3)),
+        Step::Complete("Merged PR #7 through the merge queue".into())
+    );
+    assert_eq!(
+        decide(&merged, &CiVerdict::Green, &queue, &JobState::default(), &POLICY, at(3)),
+        Step::Complete(ALREADY_MERGED.into())
+    );
+}

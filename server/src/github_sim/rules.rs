@@ -1,0 +1,218 @@
+//! What a base branch requires before a merge — classic protection and
+//! rulesets together, as GitHub combines them — and what a PR still lacks.
+
+use chrono::Utc;
+
+use super::state::{SimPr, SimRepo};
+
+/// A check's verdict as GitHub's rollup sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Success,
+    Pending,
+    Failure,
+}
+
+impl SimRepo {
+    /// The checks of a commit, latest per name.
+    pub fn latest_checks(&self, sha: &str) -> Vec<(String, Verdict)> {
+        let mut out: Vec<(String, Verdict)> = vec![];
+        let mut push = |name: &str, verdict: Verdict| match out.iter_mut().find(|(n, _)| n == name) {
+            Some(e) => e.1 = verdict,
+            None => out.push((name.to_string(), verdict)),
+        };
+        for run in self.check_runs.get(sha).into_iter().flatten() {
+            let verdict = if run.status != "completed" {
+                Verdict::Pending
+            } else {
+                match run.conclusion.as_deref() {
+                    Some("success" | "neutral" | "skipped") => Verdict::Success,
+                    _ => Verdict::Failure,
+                }
+            };
+            push(&run.name, verdict);
+        }
+        for s in self.statuses.get(sha).into_iter().flatten() {
+            let verdict = match s.state.as_str() {
+                "success" => Verdict::Success,
+                "pending" => Verdict::Pending,
+                _ => Verdict::Failure,
+            };
+            push(&s.context, verdict);
+        }
+        out
+    }
+
+    fn applies(&self, base: &str) -> bool {
+        base.eq_ignore_ascii_case(&self.default_branch)
+    }
+
+    /// Required checks from rulesets on `base` (protection's are separate:
+    /// GitHub answers them from a different endpoint).
+    pub fn ruleset_checks(&self, base: &str) -> Vec<String> {
+        if !self.applies(base) {
+            return vec![];
+        }
+        let mut out: Vec<String> = vec![];
+        for name in self.rulesets.iter().flat_map(|r| r.required_checks.iter()) {
+            if !out.contains(name) {
+                out.push(name.clone());
+            }
+        }
+        out
+    }
+
+    /// Every required check on `base`, from protection and rulesets.
+    pub fn all_required_checks(&self, base: &str) -> Vec<String> {
+        let mut out = self.required_checks.clone().unwrap_or_default();
+        for name in self.ruleset_checks(base) {
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+        out
+    }
+
+    pub fn required_approvals(&self, base: &str) -> u32 {
+        let rules = if self.applies(base) {
+            self.rulesets.iter().map(|r| r.required_approvals).max().unwrap_or(0)
+        } else {
+            0
+        };
+        rules.max(self.required_approvals)
+    }
+
+    pub fn thread_resolution(&self, base: &str) -> bool {
+        self.applies(base) && self.rulesets.iter().any(|r| r.thread_resolution)
+    }
+
+    pub fn merge_queue(&self, base: &str) -> bool {
+        self.applies(base) && self.rulesets.iter().any(|r| r.merge_queue)
+    }
+
+    /// The first required check on `sha` that is not green, as GitHub words it.
+    pub fn failing_required(&self, base: &str, sha: &str) -> Option<String> {
+        let checks = self.latest_checks(sha);
+        self.all_required_checks(base)
+            .into_iter()
+            .find_map(|name| match checks.iter().find(|(n, _)| *n == name) {
+                Some((_, Verdict::Success)) => None,
+                Some(_) => Some(format!("Required status check \"{name}\" is failing or pending.")),
+                None => Some(format!("Required status check \"{name}\" is expected.")),
+            })
+    }
+
+    /// What the reviews still lack, as GitHub words it.
+    pub fn review_blocker(&self, pr: &SimPr) -> Option<String> {
+        if review_decision(pr) == Some("CHANGES_REQUESTED") {
+            return Some("Changes must be addressed: a reviewer requested changes.".into());
+        }
+        let need = self.required_approvals(&pr.base_ref);
+        if approvals(pr) < need {
+            return Some(format!(
+                "At least {need} approving review{} required by reviewers with write access.",
+                if need == 1 { " is" } else { "s are" }
+            ));
+        }
+        if self.thread_resolution(&pr.base_ref) && pr.threads.iter().any(|t| !t.resolved) {
+            return Some("All comments must be resolved.".into());
+        }
+        None
+    }
+
+    /// Why GitHub refuses a direct merge of `pr` now, if it does.
+    pub fn merge_refusal(&self, pr: &SimPr) -> Option<String> {
+        if pr.state != "open" || pr.conflict {
+            return Some("Pull Request is not mergeable".into());
+        }
+        if pr.draft {
+            return Some("Pull Request is still a draft".into());
+        }
+        if self.merge_queue(&pr.base_ref) {
+            return Some("Changes must be made through the merge queue".into());
+        }
+        if let Some(m) = self.failing_required(&pr.base_ref, &pr.head_sha) {
+            return Some(m);
+        }
+        self.review_blocker(pr)
+    }
+
+    /// GitHub's `mergeable_state` for a PR.
+    pub fn mergeable_state(&self, pr: &SimPr) -> &'static str {
+        if pr.state != "open" || !mergeable_known(pr) {
+            return "unknown";
+        }
+        if pr.draft {
+            return "draft";
+        }
+        if pr.conflict {
+            return "dirty";
+        }
+        if pr.behind {
+            return "behind";
+        }
+        if self.failing_required(&pr.base_ref, &pr.head_sha).is_some() || self.review_blocker(pr).is_some() {
+            return "blocked";
+        }
+        if self
+            .latest_checks(&pr.head_sha)
+            .iter()
+            .any(|(_, v)| *v != Verdict::Success)
+        {
+            return "unstable";
+        }
+        "clean"
+    }
+}
+
+/// Whether GitHub has finished computing mergeability.
+pub fn mergeable_known(pr: &SimPr) -> bool {
+    pr.mergeable_known && pr.mergeable_unknown_until.is_none_or(|t| Utc::now() >= t)
+}
+
+/// Each reviewer's latest decisive review.
+fn latest_reviews(pr: &SimPr) -> Vec<(&str, &str)> {
+    let mut latest: Vec<(&str, &str)> = vec![];
+    for r in &pr.reviews {
+        if !matches!(r.state.as_str(), "APPROVED" | "CHANGES_REQUESTED" | "DISMISSED") {
+            continue;
+        }
+        match latest.iter_mut().find(|(u, _)| *u == r.user) {
+            Some(e) => e.1 = &r.state,
+            None => latest.push((&r.user, &r.state)),
+        }
+    }
+    latest
+}
+
+pub fn approvals(pr: &SimPr) -> u32 {
+    latest_reviews(pr).iter().filter(|(_, s)| *s == "APPROVED").count() as u32
+}
+
+/// GraphQL's `reviewDecision`, before requirements: `None` when nobody
+/// decided. [`SimRepo::review_decision`] folds in the requirement.
+fn review_decision(pr: &SimPr) -> Option<&'static str> {
+    let latest = latest_reviews(pr);
+    if latest.iter().any(|(_, s)| *s == "CHANGES_REQUESTED") {
+        Some("CHANGES_REQUESTED")
+    } else if latest.iter().any(|(_, s)| *s == "APPROVED") {
+        Some("APPROVED")
+    } else {
+        None
+    }
+}
+
+impl SimRepo {
+    /// GraphQL's `reviewDecision`: `null` when the branch requires no review.
+    pub fn review_decision(&self, pr: &SimPr) -> Option<&'static str> {
+        let need = self.required_approvals(&pr.base_ref);
+        if need == 0 {
+            return None;
+        }
+        match review_decision(pr) {
+            Some("CHANGES_REQUESTED") => Some("CHANGES_REQUESTED"),
+            _ if approvals(pr) >= need => Some("APPROVED"),
+            _ => Some("REVIEW_REQUIRED"),
+        }
+    }
+}

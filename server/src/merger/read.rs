@@ -1,0 +1,160 @@
+//! Gathering what GitHub says before a decision: the PR, its checks against
+//! the branch's required checks (protection and rulesets), and — when the
+//! PR is blocked or the branch uses a merge queue — reviews, conversations
+//! and the queue entry.
+
+use kandev_core::checks::{Check, CiVerdict, approvals, ci_verdict, from_check_run, from_commit_status};
+use kandev_core::merger::{BranchRules, Facts, PrSnapshot, branch_rules, required_checks};
+
+use super::Merger;
+use crate::github::GithubError;
+use crate::github::model::PullRequest;
+use crate::store::MergerJob;
+
+/// One reading of GitHub, whole.
+pub(super) struct Reading {
+    pub pr: PullRequest,
+    pub snapshot: PrSnapshot,
+    pub verdict: CiVerdict,
+    pub facts: Facts,
+}
+
+/// A read that failed, and what was being read (for the reason).
+pub(super) struct ReadError {
+    pub error: GithubError,
+    pub what: String,
+}
+
+fn failed(what: &str, the_pr: &str) -> impl FnOnce(GithubError) -> ReadError {
+    let what = format!("{what} {the_pr}");
+    move |error| ReadError { error, what }
+}
+
+pub(super) fn snapshot(pr: &PullRequest) -> PrSnapshot {
+    PrSnapshot {
+        number: pr.number,
+        state: pr.state.clone(),
+        merged: pr.merged || pr.merged_at.is_some(),
+        draft: pr.draft,
+        head_sha: pr.head.sha.clone(),
+        mergeable_state: pr.mergeable_state.clone(),
+    }
+}
+
+impl Merger {
+    async fn checks(&self, job: &MergerJob, sha: &str) -> Result<Vec<Check>, GithubError> {
+        let client = self.github.client();
+        let runs = client.check_runs(&job.owner, &job.repo, sha).await?;
+        let status = client.combined_status(&job.owner, &job.repo, sha).await?;
+        let mut checks: Vec<Check> = runs
+            .check_runs
+            .iter()
+            .map(|r| from_check_run(&r.name, &r.status, r.conclusion.as_deref(), &r.html_url))
+            .collect();
+        checks.extend(
+            status
+                .statuses
+                .iter()
+                .map(|s| from_commit_status(&s.context, &s.state, s.target_url.as_deref().unwrap_or(""))),
+        );
+        Ok(checks)
+    }
+
+    /// Reads everything a decision needs. `queue_hint`: GitHub refused a
+    /// direct merge for want of the merge queue, whatever the rules said.
+    pub(super) async fn read(&self, job: &MergerJob, queue_hint: bool) -> Result<Reading, ReadError> {
+        let client = self.github.client();
+        let the_pr = format!("{}/{}#{}", job.owner, job.repo, job.pr_number);
+        let pr = client
+            .pull(&job.owner, &job.repo, job.pr_number)
+            .await
+            .map_err(failed("the PR", &the_pr))?;
+        let snapshot = snapshot(&pr);
+        if snapshot.merged || snapshot.state != "open" {
+            return Ok(Reading {
+                pr,
+                snapshot,
+                verdict: CiVerdict::Green,
+                facts: Facts::default(),
+            });
+        }
+        let protection = client
+            .required_checks(&job.owner, &job.repo, &pr.base.branch)
+            .await
+            .map_err(failed("the branch protection of", &the_pr))?;
+        let rules: BranchRules = branch_rules(
+            &client
+                .branch_rules(&job.owner, &job.repo, &pr.base.branch)
+                .await
+                .map_err(failed("the rulesets of", &the_pr))?
+                .iter()
+                .map(|r| r.core())
+                .collect::<Vec<_>>(),
+        );
+        let checks = self
+            .checks(job, &pr.head.sha)
+            .await
+            .map_err(failed("the checks of", &the_pr))?;
+        let required = required_checks(protection, &rules.required_checks);
+        let verdict = ci_verdict(&checks, required.as_deref());
+        let mut facts = Facts {
+            required_approvals: rules.required_approvals,
+            threads_must_resolve: rules.thread_resolution,
+            merge_queue: rules.merge_queue || queue_hint,
+            ..Default::default()
+        };
+        let mut snapshot = snapshot;
+        let needs_gate = job.queued || facts.merge_queue || snapshot.mergeable_state == "blocked";
+        if needs_gate {
+            self.read_gate(job, &the_pr, &mut facts, &mut snapshot).await?;
+        }
+        Ok(Reading {
+            pr,
+            snapshot,
+            verdict,
+            facts,
+        })
+    }
+
+    /// Reviews, conversations and the queue entry (GraphQL), and approvals
+    /// (REST). Without the queue at stake a GraphQL failure only leaves the
+    /// review facts unknown: the block reason then says GitHub did not name it.
+    /// The queue may merge the PR between the REST read and this one: a
+    /// later read saying merged or closed wins, or a merged PR would look
+    /// like one taken out of the queue.
+    async fn read_gate(
+        &self,
+        job: &MergerJob,
+        the_pr: &str,
+        facts: &mut Facts,
+        snapshot: &mut PrSnapshot,
+    ) -> Result<(), ReadError> {
+        let client = self.github.client();
+        match client.gate(&job.owner, &job.repo, job.pr_number).await {
+            Ok(gate) => {
+                if gate.merged || gate.state == "MERGED" {
+                    snapshot.merged = true;
+                    snapshot.state = "closed".into();
+                } else if gate.state == "CLOSED" {
+                    snapshot.state = "closed".into();
+                }
+                facts.review_decision = gate.review_decision.clone();
+                facts.unresolved_threads = gate.review_threads.nodes.iter().filter(|t| !t.is_resolved).count() as u32;
+                facts.queue_position = gate.merge_queue_entry.as_ref().map(|e| e.position.max(1));
+                facts.dequeued_reason = gate.timeline_items.nodes.iter().rev().find_map(|n| n.reason.clone());
+            }
+            Err(e) if job.queued || facts.merge_queue => return Err(failed("the merge queue of", the_pr)(e)),
+            Err(e) => tracing::info!(task_id = %job.task_id, error = %e, "could not read reviews over GraphQL"),
+        }
+        let reviews = client
+            .reviews(&job.owner, &job.repo, job.pr_number)
+            .await
+            .map_err(failed("the reviews of", the_pr))?;
+        let pairs: Vec<(String, String)> = reviews
+            .iter()
+            .map(|r| (r.user.login.clone(), r.state.clone()))
+            .collect();
+        facts.approvals = approvals(&pairs);
+        Ok(())
+    }
+}

@@ -1,0 +1,506 @@
+//! The merger against GitHub as it really behaves: update-branch lands later,
+//! rulesets and required reviews block, reads fail in every way GitHub's do,
+//! and branches that require the merge queue merge through it.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use kandev_server::clock::ManualClock;
+use kandev_server::github_sim::{AutoCi, PrPatch, RepoFault, SimRuleset, Timing};
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::github_support::{Sim, approve_with_pr, fast, last_of, simulator, wait_status, waiting_for_checks};
+use crate::support::{Db, eventually};
+
+fn ruleset(f: impl FnOnce(&mut SimRuleset)) -> SimRuleset {
+    let mut r = SimRuleset {
+        name: "main".into(),
+        ..Default::default()
+    };
+    f(&mut r);
+    r
+}
+
+/// CI that passes `build` on every new commit a moment after it appears.
+fn green_ci(gh: &Sim) {
+    gh.sim
+        .set_auto_ci(
+            "acme",
+            "api",
+            Some(AutoCi {
+                checks: vec!["build".into()],
+                conclusion: "success".into(),
+                delay_ms: 100,
+            }),
+        )
+        .unwrap();
+    gh.sim
+        .set_required_checks("acme", "api", Some(vec!["build".into()]))
+        .unwrap();
+}
+
+fn behind(gh: &Sim, n: i64) {
+    gh.sim
+        .patch_pr(
+            "acme",
+            "api",
+            n,
+            PrPatch {
+                behind: Some(true),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+}
+
+fn at(s: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn update_branch_with_a_2s_delay_merges_the_new_head() {
+    let gh = simulator().await;
+    gh.sim.set_timing(Timing {
+        update_branch_delay_ms: 2000,
+        ..Timing::default()
+    });
+    green_ci(&gh);
+    let (n, old_head) = gh.open("Stale base");
+    behind(&gh, n);
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    let events = wait_status(&app, &t, "done").await;
+    let pr = gh.sim.pr("acme", "api", n).unwrap();
+    assert!(pr.merged);
+    assert_ne!(pr.head_sha, old_head, "the new head was merged");
+    assert_eq!(pr.update_branch_count, 1, "one update, never a second");
+    assert_eq!(
+        gh.sim.counters().merge_calls,
+        1,
+        "one merge call, pinned to the new head"
+    );
+    let waited_for_update = events.as_array().unwrap().iter().any(|e| {
+        e["payload"]["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("the branch update"))
+    });
+    assert!(waited_for_update, "it waited for GitHub to land the update: {events}");
+    assert!(last_of(&events, "blocked").is_null());
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expected_head_sha_422_on_update_starts_the_evaluation_over() {
+    let gh = simulator().await;
+    green_ci(&gh);
+    let (n, _) = gh.open("Raced");
+    behind(&gh, n);
+    gh.sim.set_repo_fault(
+        "acme",
+        "api",
+        Some(RepoFault {
+            status: 422,
+            operation: Some("update_branch".into()),
+            times: 1,
+            message: Some("expected head sha didn't match current head ref.".into()),
+            ..Default::default()
+        }),
+    );
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    let events = wait_status(&app, &t, "done").await;
+    assert!(
+        events
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["payload"]["step"] == "head_moved"),
+        "{events}"
+    );
+    let pr = gh.sim.pr("acme", "api", n).unwrap();
+    assert!(pr.merged);
+    assert_eq!(pr.update_branch_count, 1);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_review_blocks_with_a_reason_naming_reviews_after_the_timeout_and_never_calls_merge() {
+    let gh = simulator().await;
+    green_ci(&gh);
+    gh.sim
+        .add_ruleset("acme", "api", ruleset(|r| r.required_approvals = 1))
+        .unwrap();
+    let (n, _) = gh.open("Unreviewed");
+    let clock = Arc::new(ManualClock::new(at("2026-03-08T12:00:00Z")));
+    let app = fast(&gh, Db::Sqlite).clock(clock.clone()).start().await;
+    let t = approve_with_pr(&app, n, "ci_wait_timeout_minutes=5").await;
+    eventually("the merger to wait for reviews", Duration::from_secs(20), || async {
+        let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
+        last_of(&events, "merge_progress")["payload"]["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("reviews: 1 more approving review (0 of 1 required)"))
+    })
+    .await;
+    clock.advance(chrono::Duration::minutes(5));
+    let events = wait_status(&app, &t, "blocked").await;
+    assert_eq!(
+        last_of(&events, "blocked")["payload"]["reason"],
+        "reviews still missing after 5 min: 1 more approving review (0 of 1 required)"
+    );
+    assert_eq!(
+        gh.sim.counters().merge_calls,
+        0,
+        "merge is never called while reviews are missing"
+    );
+    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approving_review_lets_a_blocked_pr_merge_with_one_merge_call() {
+    let gh = simulator().await;
+    green_ci(&gh);
+    gh.sim
+        .add_ruleset("acme", "api", ruleset(|r| r.required_approvals = 1))
+        .unwrap();
+    let (n, _) = gh.open("Needs a review");
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    waiting_for_checks(&app, &t).await;
+    // A deleted account's review is in the list too: it must not stop the read.
+    gh.sim.add_review("acme", "api", n, "", "COMMENTED").unwrap();
+    gh.sim.add_review("acme", "api", n, "octo", "APPROVED").unwrap();
+    wait_status(&app, &t, "done").await;
+    assert_eq!(gh.sim.counters().merge_calls, 1);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unresolved_review_threads_are_waited_for_and_named() {
+    let gh = simulator().await;
+    green_ci(&gh);
+    gh.sim
+        .add_ruleset("acme", "api", ruleset(|r| r.thread_resolution = true))
+        .unwrap();
+    let (n, _) = gh.open("Discussed");
+    let a = gh.sim.add_thread("acme", "api", n, "src/a.rs").unwrap();
+    let b = gh.sim.add_thread("acme", "api", n, "src/b.rs").unwrap();
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    eventually("the merger to name the threads", Duration::from_secs(20), || async {
+        let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
+        last_of(&events, "merge_progress")["payload"]["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("2 unresolved review threads"))
+    })
+    .await;
+    gh.sim.resolve_thread("acme", "api", n, a).unwrap();
+    gh.sim.resolve_thread("acme", "api", n, b).unwrap();
+    wait_status(&app, &t, "done").await;
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_required_by_a_ruleset_counts_like_a_protected_one() {
+    let gh = simulator().await;
+    green_ci(&gh);
+    gh.sim
+        .add_ruleset("acme", "api", ruleset(|r| r.required_checks = vec!["lint".into()]))
+        .unwrap();
+    let (n, sha) = gh.open("Linted");
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    eventually("the merger to wait for lint", Duration::from_secs(20), || async {
+        let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
+        last_of(&events, "merge_progress")["payload"]["detail"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("waiting for lint"))
+    })
+    .await;
+    gh.sim
+        .set_check_run("acme", "api", &sha, "lint", "completed", Some("success"))
+        .unwrap();
+    wait_status(&app, &t, "done").await;
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_failing_required_check_is_named_in_the_block_reason() {
+    let gh = simulator().await;
+    gh.sim
+        .set_required_checks("acme", "api", Some(vec!["build".into(), "lint".into()]))
+        .unwrap();
+    let (n, sha) = gh.open("Twice broken");
+    let build = gh
+        .sim
+        .set_check_run("acme", "api", &sha, "build", "completed", Some("failure"))
+        .unwrap();
+    let lint = gh
+        .sim
+        .set_check_run("acme", "api", &sha, "lint", "completed", Some("timed_out"))
+        .unwrap();
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    let events = wait_status(&app, &t, "blocked").await;
+    assert_eq!(
+        last_of(&events, "blocked")["payload"]["reason"],
+        format!(
+            "CI failing: build https://github.com/acme/api/runs/{build}; lint https://github.com/acme/api/runs/{lint}"
+        )
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_runs_past_the_first_page_are_read() {
+    let gh = simulator().await;
+    gh.sim
+        .set_required_checks("acme", "api", Some(vec!["check-150".into()]))
+        .unwrap();
+    let (n, sha) = gh.open("Many checks");
+    for i in 0..150 {
+        gh.sim
+            .set_check_run(
+                "acme",
+                "api",
+                &sha,
+                &format!("check-{i:03}"),
+                "completed",
+                Some("success"),
+            )
+            .unwrap();
+    }
+    gh.sim
+        .set_check_run("acme", "api", &sha, "check-150", "completed", Some("failure"))
+        .unwrap();
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    let events = wait_status(&app, &t, "blocked").await;
+    let reason = last_of(&events, "blocked")["payload"]["reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(reason.starts_with("CI failing: check-150 "), "{reason}");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secondary_rate_limit_is_waited_out_and_the_merge_goes_through() {
+    let gh = simulator().await;
+    green_ci(&gh);
+    let (n, _) = gh.open("Busy");
+    let app = fast(&gh, Db::Sqlite).start().await;
+    gh.sim.set_repo_fault(
+        "acme",
+        "api",
+        Some(RepoFault {
+            operation: Some("pull".into()),
+            times: 1,
+            retry_after: Some(2),
+            ..Default::default()
+        }),
+    );
+    let started = Instant::now();
+    let t = approve_with_pr(&app, n, "").await;
+    wait_status(&app, &t, "done").await;
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "the retry-after was honoured"
+    );
+    assert_eq!(gh.sim.counters().merge_calls, 1);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_that_times_out_is_retried_and_the_merge_goes_through() {
+    let gh = simulator().await;
+    green_ci(&gh);
+    let (n, _) = gh.open("Slow GitHub");
+    let app = fast(&gh, Db::Sqlite)
+        .settings_more(|s| s.github_timeout = Duration::from_millis(400))
+        .start()
+        .await;
+    gh.sim.set_repo_fault(
+        "acme",
+        "api",
+        Some(RepoFault {
+            operation: Some("check_runs".into()),
+            times: 2,
+            delay_ms: 1500,
+            ..Default::default()
+        }),
+    );
+    let t = approve_with_pr(&app, n, "").await;
+    wait_status(&app, &t, "done").await;
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_403_or_404_on_a_read_blocks_naming_the_status() {
+    for (status, names) in [(403, "GitHub answered 403"), (404, "GitHub answered 404")] {
+        let gh = simulator().await;
+        green_ci(&gh);
+        let (n, _) = gh.open("Forbidden");
+        let app = fast(&gh, Db::Sqlite).start().await;
+        gh.sim.set_repo_fault(
+            "acme",
+            "api",
+            Some(RepoFault {
+                status,
+                operation: Some("check_runs".into()),
+                ..Default::default()
+            }),
+        );
+        let t = approve_with_pr(&app, n, "").await;
+        let events = wait_status(&app, &t, "blocked").await;
+        let reason = last_of(&events, "blocked")["payload"]["reason"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(reason.starts_with(names), "{status}: {reason}");
+        assert!(reason.contains("the checks of acme/api#"), "{reason}");
+        assert_eq!(gh.sim.counters().merge_calls, 0);
+        app.stop().await;
+    }
+}
+
+fn queue_rules(gh: &Sim) {
+    green_ci(gh);
+    gh.sim
+        .add_ruleset("acme", "api", ruleset(|r| r.merge_queue = true))
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merge_queue_branch_is_merged_through_the_queue() {
+    let gh = simulator().await;
+    queue_rules(&gh);
+    let (n, _) = gh.open("Queued");
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    let events = wait_status(&app, &t, "done").await;
+    assert_eq!(
+        last_of(&events, "completed")["payload"]["summary"],
+        format!("Merged PR #{n} through the merge queue")
+    );
+    let pr = gh.sim.pr("acme", "api", n).unwrap();
+    assert!(pr.merged);
+    assert_eq!(pr.enqueue_count, 1);
+    assert_eq!(gh.sim.counters().merge_calls, 0, "never a direct merge");
+    assert!(
+        events
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["payload"]["step"] == "queued"),
+        "{events}"
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_direct_merge_refused_for_the_merge_queue_falls_back_to_enqueuing() {
+    let gh = simulator().await;
+    queue_rules(&gh);
+    // Kandev cannot read the rules, so it tries a direct merge first.
+    gh.sim.set_repo_fault(
+        "acme",
+        "api",
+        Some(RepoFault {
+            status: 404,
+            operation: Some("rules".into()),
+            ..Default::default()
+        }),
+    );
+    let (n, _) = gh.open("Queue only");
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    wait_status(&app, &t, "done").await;
+    assert_eq!(gh.sim.counters().merge_calls, 1, "one refused direct merge");
+    assert_eq!(gh.sim.pr("acme", "api", n).unwrap().enqueue_count, 1);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pr_removed_from_the_queue_blocks_with_githubs_reason() {
+    let gh = simulator().await;
+    gh.sim
+        .add_ruleset(
+            "acme",
+            "api",
+            ruleset(|r| {
+                r.merge_queue = true;
+                r.required_checks = vec!["build".into()];
+            }),
+        )
+        .unwrap();
+    let (n, sha) = gh.open("Breaks main");
+    gh.green_build(&sha);
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    let group = {
+        let mut group = None;
+        eventually("a merge group", Duration::from_secs(20), || {
+            group = gh
+                .sim
+                .pr("acme", "api", n)
+                .and_then(|p| p.queue)
+                .and_then(|q| q.merge_group_sha);
+            std::future::ready(group.is_some())
+        })
+        .await;
+        group.unwrap()
+    };
+    gh.sim
+        .set_check_run("acme", "api", &group, "build", "completed", Some("failure"))
+        .unwrap();
+    let events = wait_status(&app, &t, "blocked").await;
+    assert_eq!(
+        last_of(&events, "blocked")["payload"]["reason"],
+        "removed from the merge queue: Required status checks failed on the merge group: build"
+    );
+    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_merge_takes_a_queued_pr_out_of_the_queue() {
+    let gh = simulator().await;
+    gh.sim
+        .add_ruleset(
+            "acme",
+            "api",
+            ruleset(|r| {
+                r.merge_queue = true;
+                r.required_checks = vec!["build".into()];
+            }),
+        )
+        .unwrap();
+    let (n, sha) = gh.open("Changed my mind");
+    gh.green_build(&sha);
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    eventually("the PR to be queued", Duration::from_secs(20), || async {
+        gh.sim.pr("acme", "api", n).unwrap().queue.is_some() && app.count("merger_jobs").await == 1
+    })
+    .await;
+    eventually("the job to record the queue", Duration::from_secs(20), || async {
+        let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
+        !last_of(&events, "merge_progress").is_null()
+            && events
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["payload"]["step"] == "queued")
+    })
+    .await;
+    let r = app.post(&format!("/api/v1/tasks/{t}/cancel-merge"), json!({})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let pr = gh.sim.pr("acme", "api", n).unwrap();
+    assert!(pr.queue.is_none(), "dequeued");
+    assert!(!pr.merged);
+    assert_eq!(app.task_json(&t).await["status"], "human_review");
+    app.stop().await;
+}
