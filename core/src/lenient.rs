@@ -37,3 +37,13 @@ where
     })
     .transpose()
 }
+
+/// A field of a PATCH: absent (`None`, via `#[serde(default)]`) leaves the
+/// value alone, `null` (`Some(None)`) clears it.
+pub(crate) fn double_option<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}

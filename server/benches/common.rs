@@ -37,6 +37,7 @@ pub async fn workspace(s: &Services, name: &str) -> String {
         name: "api".into(),
         default_branch: "main".into(),
         local_path: String::new(),
+        ci_wait_timeout_minutes: None,
     };
     s.store.create_repository(&repo, now).await.expect("repository");
     w.id

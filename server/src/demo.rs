@@ -61,6 +61,7 @@ pub async fn seed(services: &Arc<Services>, sim: &Simulator, sim_base: &str, kan
         name: "api".into(),
         default_branch: "main".into(),
         local_path: String::new(),
+        ci_wait_timeout_minutes: None,
     };
     services.store.create_repository(&repo, now).await.map_err(|x| e(&x))?;
     let task = |title: &str| CreateTask {

@@ -104,6 +104,11 @@ const TABLE: &[(&str, &str, Need)] = &[
         "/api/v1/workspaces/{ws}/repositories",
         Need::In(Workspace, Manage),
     ),
+    (
+        "PATCH",
+        "/api/v1/workspaces/{ws}/repositories/{id}",
+        Need::In(Workspace, Manage),
+    ),
     ("GET", "/api/v1/workspaces/{ws}/tasks", Need::In(Workspace, Read)),
     ("POST", "/api/v1/workspaces/{ws}/tasks", Need::In(Workspace, Write)),
     ("GET", "/api/v1/workspaces/{ws}/stream", Need::In(Workspace, Read)),

@@ -57,6 +57,10 @@ pub struct GithubWorkspaceSettings {
     /// Delete the head branch after merging (default on).
     #[serde(default = "default_true")]
     pub delete_branch: bool,
+    /// Minutes a merge waits for CI and reviews in this workspace (1–1440);
+    /// `null`: the server's default.
+    #[serde(default)]
+    pub ci_wait_timeout_minutes: Option<i64>,
 }
 
 fn default_merge_method() -> String {
@@ -75,6 +79,7 @@ impl Default for GithubWorkspaceSettings {
             repo_scope_repos: vec![],
             merge_method: default_merge_method(),
             delete_branch: true,
+            ci_wait_timeout_minutes: None,
         }
     }
 }

@@ -118,3 +118,14 @@ fn nested_request_structs_must_be_objects() {
         serde_json::from_value::<CreateAutomation>(json!({"name": "a", "triggers": [{"type": "webhook"}]})).is_ok()
     );
 }
+
+#[test]
+fn a_repository_patch_tells_absent_from_null() {
+    let absent: UpdateRepository = serde_json::from_str("{}").unwrap();
+    assert_eq!(absent.ci_wait_timeout_minutes, None);
+    let cleared: UpdateRepository = serde_json::from_str(r#"{"ci_wait_timeout_minutes":null}"#).unwrap();
+    assert_eq!(cleared.ci_wait_timeout_minutes, Some(None));
+    let set: UpdateRepository = serde_json::from_str(r#"{"ci_wait_timeout_minutes":15}"#).unwrap();
+    assert_eq!(set.ci_wait_timeout_minutes, Some(Some(15)));
+    assert!(serde_json::from_str::<UpdateRepository>(r#"{"name":"x"}"#).is_err());
+}

@@ -26,6 +26,21 @@ pub struct Repository {
     pub name: String,
     pub default_branch: String,
     pub local_path: String,
+    /// Minutes a merge of this repository's PRs waits for CI and reviews
+    /// (1–1440); `null`: the workspace's setting applies.
+    #[serde(default)]
+    pub ci_wait_timeout_minutes: Option<i64>,
+}
+
+/// `PATCH /workspaces/{ws}/repositories/{id}`: the settings a repository
+/// carries. An absent field is left alone; `null` clears it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct UpdateRepository {
+    #[serde(default, deserialize_with = "crate::lenient::double_option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
+    pub ci_wait_timeout_minutes: Option<Option<i64>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,4 +55,6 @@ pub struct CreateRepository {
     pub provider: Option<String>,
     #[serde(default)]
     pub local_path: Option<String>,
+    #[serde(default)]
+    pub ci_wait_timeout_minutes: Option<i64>,
 }

@@ -77,6 +77,18 @@ pub const FELL_BEHIND_AGAIN: &str =
 /// What the merger waits for while an accepted update-branch has not landed.
 pub const AWAITING_UPDATE: &str = "the branch update";
 
+/// How long a merge waits for CI and reviews, in minutes: the task's own
+/// `ci_wait_timeout_minutes=` wins, then the repository's setting, then the
+/// workspace's, then the server default. Stored values are pulled into
+/// 1–1440 whatever wrote them.
+pub fn ci_wait_minutes(task: Option<u64>, repository: Option<i64>, workspace: Option<i64>, default: i64) -> u64 {
+    let stored = |m: i64| crate::bounds::stored_ci_wait_minutes(m) as u64;
+    task.map(|m| stored(i64::try_from(m).unwrap_or(i64::MAX)))
+        .or(repository.map(stored))
+        .or(workspace.map(stored))
+        .unwrap_or_else(|| stored(default))
+}
+
 pub fn merged_summary(number: i64) -> String {
     format!("Merged PR #{number}")
 }

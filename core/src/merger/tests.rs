@@ -411,3 +411,16 @@ fn a_merge_queue_branch_enqueues_follows_the_entry_and_reports_its_removal() {
         Step::Complete(ALREADY_MERGED.into())
     );
 }
+
+#[test]
+fn the_ci_wait_is_the_tasks_then_the_repositorys_then_the_workspaces_then_the_default() {
+    assert_eq!(ci_wait_minutes(Some(5), Some(10), Some(20), 30), 5);
+    assert_eq!(ci_wait_minutes(None, Some(10), Some(20), 30), 10);
+    assert_eq!(ci_wait_minutes(None, None, Some(20), 30), 20);
+    assert_eq!(ci_wait_minutes(None, None, None, 30), 30);
+    // Whatever is stored is pulled into 1 to 1440 minutes.
+    assert_eq!(ci_wait_minutes(None, Some(0), Some(20), 30), 1);
+    assert_eq!(ci_wait_minutes(None, None, Some(i64::MAX), 30), 1440);
+    assert_eq!(ci_wait_minutes(Some(u64::MAX), None, None, 30), 1440);
+    assert_eq!(ci_wait_minutes(None, None, None, i64::MIN), 1);
+}

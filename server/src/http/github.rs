@@ -195,6 +195,9 @@ pub async fn put_settings(
     if !MERGE_METHODS.contains(&body.merge_method.as_str()) {
         return Err(ServiceError::Invalid(format!("merge_method must be one of {}", MERGE_METHODS.join(", "))).into());
     }
+    if let Some(m) = body.ci_wait_timeout_minutes {
+        kandev_core::bounds::ci_wait_minutes(m).map_err(|e| ServiceError::Invalid(e.0))?;
+    }
     s.store.put_github_settings(&ws, &body).await?;
     Ok(Json(s.store.github_settings(&ws).await?))
 }

@@ -40,6 +40,7 @@ use super::{agents, auth, automations, github, members, stream, system, tasks, u
         workspaces::show,
         workspaces::create_repository,
         workspaces::list_repositories,
+        workspaces::update_repository,
         members::list,
         members::put,
         members::remove,
@@ -140,6 +141,11 @@ fn error(description: &str) -> Value {
 }
 
 /// A required name or title: `kandev_core::bounds::required_name`.
+/// A CI wait in minutes, or `null` for "inherit".
+fn ci_wait_rule() -> Value {
+    json!({"type": ["integer", "null"], "minimum": 1, "maximum": 1440})
+}
+
 fn name_rule() -> Value {
     json!({"minLength": 1, "maxLength": 500, "pattern": NOT_BLANK})
 }
@@ -226,6 +232,9 @@ fn field_rules() -> Vec<(&'static str, &'static str, Value)> {
         ("CreateToken", "name", name_rule()),
         ("CreateUser", "username", json!({"pattern": USERNAME})),
         ("CreateUser", "password", json!({"minLength": 8, "maxLength": 1024})),
+        ("GithubWorkspaceSettings", "ci_wait_timeout_minutes", ci_wait_rule()),
+        ("CreateRepository", "ci_wait_timeout_minutes", ci_wait_rule()),
+        ("UpdateRepository", "ci_wait_timeout_minutes", ci_wait_rule()),
         (
             "GithubWorkspaceSettings",
             "merge_method",

@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use kandev_core::api::{CreateRepository, CreateWorkspace, Repository, Workspace};
+use kandev_core::api::{CreateRepository, CreateWorkspace, Repository, UpdateRepository, Workspace};
 
 use super::error::HttpResult;
 use super::extract::{ApiJson, ApiPath};
@@ -19,6 +19,7 @@ pub fn routes() -> ApiRoutes {
         .get("/api/v1/workspaces/{ws}", show)
         .get("/api/v1/workspaces/{ws}/repositories", list_repositories)
         .post("/api/v1/workspaces/{ws}/repositories", create_repository)
+        .patch("/api/v1/workspaces/{ws}/repositories/{id}", update_repository)
 }
 
 #[utoipa::path(post, path = "/api/v1/workspaces", request_body = CreateWorkspace,
@@ -72,6 +73,9 @@ pub async fn create_repository(
         )
         .into());
     }
+    if let Some(m) = req.ci_wait_timeout_minutes {
+        kandev_core::bounds::ci_wait_minutes(m).map_err(|e| ServiceError::Invalid(e.0))?;
+    }
     for (field, value) in [
         ("default_branch", req.default_branch.as_deref()),
         ("provider", req.provider.as_deref()),
@@ -93,9 +97,27 @@ pub async fn create_repository(
             .filter(|b| !b.trim().is_empty())
             .unwrap_or_else(|| "main".into()),
         local_path: req.local_path.unwrap_or_default(),
+        ci_wait_timeout_minutes: req.ci_wait_timeout_minutes,
     };
     let created = s.store.create_repository(&repo, s.clock.now()).await?;
     Ok((StatusCode::CREATED, Json(created)))
+}
+
+#[utoipa::path(patch, path = "/api/v1/workspaces/{ws}/repositories/{id}", params(("ws" = String, Path), ("id" = String, Path)),
+    request_body = UpdateRepository,
+    responses((status = 200, body = Repository), (status = 404, body = kandev_core::api::ApiError), (status = 422, body = kandev_core::api::ApiError)))]
+pub async fn update_repository(
+    State(s): State<AppState>,
+    ApiPath((ws, id)): ApiPath<(String, String)>,
+    ApiJson(req): ApiJson<UpdateRepository>,
+) -> HttpResult<Json<Repository>> {
+    let Some(minutes) = req.ci_wait_timeout_minutes else {
+        return Ok(Json(s.store.repository_in(&ws, &id).await?));
+    };
+    if let Some(m) = minutes {
+        kandev_core::bounds::ci_wait_minutes(m).map_err(|e| ServiceError::Invalid(e.0))?;
+    }
+    Ok(Json(s.store.set_repository_ci_wait(&ws, &id, minutes).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/workspaces/{ws}/repositories", params(("ws" = String, Path)),

@@ -151,10 +151,21 @@ impl MergeStarter for MergerHandle {
             .rev()
             .map(|c| c.body)
             .collect();
-        let minutes = kandev_core::board::ci_wait_timeout_minutes(&task.description, &comments).unwrap_or_else(|| {
-            let default = i64::try_from(m.settings.default_timeout.as_secs() / 60).unwrap_or(i64::MAX);
-            kandev_core::bounds::stored_ci_wait_minutes(default) as u64
-        });
+        let repository = m
+            .store
+            .repository_ci_wait(&task.workspace_id, &pr.owner, &pr.repo)
+            .await?;
+        let workspace = m
+            .store
+            .github_settings(&task.workspace_id)
+            .await?
+            .ci_wait_timeout_minutes;
+        let minutes = kandev_core::merger::ci_wait_minutes(
+            kandev_core::board::ci_wait_timeout_minutes(&task.description, &comments),
+            repository,
+            workspace,
+            i64::try_from(m.settings.default_timeout.as_secs() / 60).unwrap_or(i64::MAX),
+        );
         let job = MergerJob {
             task_id: task.id.clone(),
             owner: pr.owner.clone(),

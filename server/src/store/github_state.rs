@@ -83,7 +83,7 @@ impl Store {
 
     pub async fn github_settings(&self, workspace_id: &str) -> StoreResult<GithubWorkspaceSettings> {
         let row = sqlx::query(
-            "SELECT repo_scope_mode, repo_scope_orgs, repo_scope_repos, merge_method, delete_branch \
+            "SELECT repo_scope_mode, repo_scope_orgs, repo_scope_repos, merge_method, delete_branch, ci_wait_minutes \
              FROM github_workspace_settings WHERE workspace_id = $1",
         )
         .bind(workspace_id)
@@ -97,15 +97,16 @@ impl Store {
             repo_scope_repos: serde_json::from_value(row.json("repo_scope_repos")?).map_err(corrupt)?,
             merge_method: row.text("merge_method")?,
             delete_branch: row.flag("delete_branch")?,
+            ci_wait_timeout_minutes: row.opt_int("ci_wait_minutes")?,
         })
     }
 
     pub async fn put_github_settings(&self, workspace_id: &str, s: &GithubWorkspaceSettings) -> StoreResult<()> {
         sqlx::query(
-            "INSERT INTO github_workspace_settings (workspace_id, repo_scope_mode, repo_scope_orgs, repo_scope_repos, merge_method, delete_branch) \
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (workspace_id) DO UPDATE SET repo_scope_mode = excluded.repo_scope_mode, \
+            "INSERT INTO github_workspace_settings (workspace_id, repo_scope_mode, repo_scope_orgs, repo_scope_repos, merge_method, delete_branch, \
+             ci_wait_minutes) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (workspace_id) DO UPDATE SET repo_scope_mode = excluded.repo_scope_mode, \
              repo_scope_orgs = excluded.repo_scope_orgs, repo_scope_repos = excluded.repo_scope_repos, merge_method = excluded.merge_method, \
-             delete_branch = excluded.delete_branch",
+             delete_branch = excluded.delete_branch, ci_wait_minutes = excluded.ci_wait_minutes",
         )
         .bind(workspace_id)
         .bind(scope_mode_name(s.repo_scope_mode))
@@ -113,6 +114,7 @@ impl Store {
         .bind(serde_json::to_string(&s.repo_scope_repos).unwrap_or_else(|_| "[]".into()))
         .bind(&s.merge_method)
         .bind(flag(s.delete_branch))
+        .bind(s.ci_wait_timeout_minutes)
         .execute(&self.pool)
         .await?;
         Ok(())

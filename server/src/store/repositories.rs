@@ -6,7 +6,7 @@ use sqlx::any::AnyRow;
 use super::rows::RowExt;
 use super::{Store, StoreError, StoreResult, new_id, time_to_text};
 
-const COLUMNS: &str = "id, workspace_id, provider, owner, name, default_branch, local_path";
+const COLUMNS: &str = "id, workspace_id, provider, owner, name, default_branch, local_path, ci_wait_minutes";
 
 fn repository(row: &AnyRow) -> StoreResult<Repository> {
     Ok(Repository {
@@ -17,6 +17,7 @@ fn repository(row: &AnyRow) -> StoreResult<Repository> {
         name: row.text("name")?,
         default_branch: row.text("default_branch")?,
         local_path: row.text("local_path")?,
+        ci_wait_timeout_minutes: row.opt_int("ci_wait_minutes")?,
     })
 }
 
@@ -24,8 +25,8 @@ impl Store {
     pub async fn create_repository(&self, repo: &Repository, now: DateTime<Utc>) -> StoreResult<Repository> {
         let id = new_id();
         sqlx::query(
-            "INSERT INTO repositories (id, workspace_id, provider, owner, name, default_branch, local_path, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            "INSERT INTO repositories (id, workspace_id, provider, owner, name, default_branch, local_path, created_at, ci_wait_minutes) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         )
         .bind(&id)
         .bind(&repo.workspace_id)
@@ -35,6 +36,7 @@ impl Store {
         .bind(&repo.default_branch)
         .bind(&repo.local_path)
         .bind(time_to_text(now))
+        .bind(repo.ci_wait_timeout_minutes)
         .execute(&self.pool)
         .await?;
         self.get_repository(&id).await
@@ -75,5 +77,48 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(|r| r.text("workspace_id")).collect()
+    }
+
+    /// Sets a repository's CI wait (`None` clears it); `NotFound` unless the
+    /// repository is in this workspace.
+    pub async fn set_repository_ci_wait(
+        &self,
+        workspace_id: &str,
+        id: &str,
+        minutes: Option<i64>,
+    ) -> StoreResult<Repository> {
+        let done = sqlx::query("UPDATE repositories SET ci_wait_minutes = $1 WHERE id = $2 AND workspace_id = $3")
+            .bind(minutes)
+            .bind(id)
+            .bind(workspace_id)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        self.get_repository(id).await
+    }
+
+    /// A repository of this workspace; `NotFound` for one elsewhere.
+    pub async fn repository_in(&self, workspace_id: &str, id: &str) -> StoreResult<Repository> {
+        let repo = self.get_repository(id).await?;
+        if repo.workspace_id != workspace_id {
+            return Err(StoreError::NotFound);
+        }
+        Ok(repo)
+    }
+
+    /// The CI wait set on the workspace's repository with this owner/name.
+    pub async fn repository_ci_wait(&self, workspace_id: &str, owner: &str, name: &str) -> StoreResult<Option<i64>> {
+        let row = sqlx::query(
+            "SELECT ci_wait_minutes FROM repositories WHERE workspace_id = $1 AND LOWER(owner) = LOWER($2) \
+             AND LOWER(name) = LOWER($3) ORDER BY created_at, id",
+        )
+        .bind(workspace_id)
+        .bind(owner)
+        .bind(name)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(|r| r.opt_int("ci_wait_minutes")).transpose()?.flatten())
     }
 }

@@ -10,6 +10,7 @@ pub(crate) trait RowExt {
     fn text(&self, col: &str) -> StoreResult<String>;
     fn opt_text(&self, col: &str) -> StoreResult<Option<String>>;
     fn int(&self, col: &str) -> StoreResult<i64>;
+    fn opt_int(&self, col: &str) -> StoreResult<Option<i64>>;
     fn flag(&self, col: &str) -> StoreResult<bool>;
     fn time(&self, col: &str) -> StoreResult<DateTime<Utc>>;
     fn opt_time(&self, col: &str) -> StoreResult<Option<DateTime<Utc>>>;
@@ -27,6 +28,10 @@ impl RowExt for AnyRow {
 
     fn int(&self, col: &str) -> StoreResult<i64> {
         Ok(self.try_get::<i64, _>(col)?)
+    }
+
+    fn opt_int(&self, col: &str) -> StoreResult<Option<i64>> {
+        Ok(self.try_get::<Option<i64>, _>(col)?)
     }
 
     fn flag(&self, col: &str) -> StoreResult<bool> {

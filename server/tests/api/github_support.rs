@@ -129,6 +129,11 @@ pub fn fast(sim: &Sim, db: Db) -> Spawn {
 /// A task handed to review with the PR, then approved.
 pub async fn approve_with_pr(app: &TestApp, number: i64, description: &str) -> String {
     let ws = app.workspace_with_repo("W").await;
+    approve_in(app, &ws, number, description).await
+}
+
+/// [`approve_with_pr`] in a workspace the test set up.
+pub async fn approve_in(app: &TestApp, ws: &str, number: i64, description: &str) -> String {
     let r = app
         .post(
             &format!("/api/v1/workspaces/{ws}/tasks"),

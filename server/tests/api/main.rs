@@ -17,6 +17,7 @@ mod github_api;
 mod github_support;
 mod logs;
 mod merge_github;
+mod merge_settings;
 mod merge_state;
 mod merged_detection;
 mod merged_engine;

@@ -226,6 +226,7 @@ async fn seed(services: &kandev_server::app::Services) -> (String, String) {
         name: "api".into(),
         default_branch: "main".into(),
         local_path: String::new(),
+        ci_wait_timeout_minutes: None,
     };
     services.store.create_repository(&repo, now).await.unwrap();
     let t = services

@@ -192,6 +192,11 @@ impl TestApp {
             .await
     }
 
+    pub async fn put<T: Serialize>(&self, path: &str, body: T) -> Reply {
+        self.request(Method::PUT, path, Some(serde_json::to_value(body).expect("json")))
+            .await
+    }
+
     pub async fn delete(&self, path: &str) -> Reply {
         self.request(Method::DELETE, path, None).await
     }

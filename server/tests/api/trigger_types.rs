@@ -47,6 +47,7 @@ async fn scheduled_world(clock: Arc<ManualClock>) -> (tempfile::TempDir, Arc<Ser
         name: "api".into(),
         default_branch: "main".into(),
         local_path: String::new(),
+        ci_wait_timeout_minutes: None,
     };
     services.store.create_repository(&repo, now).await.unwrap();
     (dir, services, w.id, String::new())

@@ -24,6 +24,7 @@ pub fn Repositories(#[prop(into)] ws: Signal<String>) -> impl IntoView {
             default_branch: None,
             provider: None,
             local_path: None,
+            ci_wait_timeout_minutes: None,
         };
         let ws = ws.get_untracked();
         spawn_local(async move {
