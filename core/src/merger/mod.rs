@@ -9,7 +9,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::checks::{Check, CiVerdict};
 
-pub use requirements::{BranchRules, Facts, Rule, branch_rules, missing_reviews, required_checks};
+pub use requirements::{BranchRules, Facts, Rule, branch_rules, missing_reviews, required_checks, unresolved_threads};
 pub use retry::{kept_failing, retry_delay};
 
 /// What the merger read about the PR.

@@ -114,9 +114,37 @@ pub fn branch_rules(rules: &[Rule]) -> BranchRules {
     out
 }
 
+impl BranchRules {
+    /// Adds classic branch protection's required approving reviews: the
+    /// stricter of it and the rulesets wins.
+    pub fn with_protection_approvals(mut self, approvals: u32) -> Self {
+        self.required_approvals = self.required_approvals.max(approvals);
+        self
+    }
+}
+
+/// Review threads still open, from GraphQL's `isResolved` of each.
+pub fn unresolved_threads(resolved: impl IntoIterator<Item = bool>) -> u32 {
+    resolved.into_iter().filter(|r| !r).count().try_into().unwrap_or(u32::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn protection_and_rulesets_require_the_stricter_review_count() {
+        let rule = |n| Rule {
+            kind: "pull_request".into(),
+            required_approvals: n,
+            ..Default::default()
+        };
+        assert_eq!(branch_rules(&[rule(1)]).with_protection_approvals(2).required_approvals, 2);
+        assert_eq!(branch_rules(&[rule(3)]).with_protection_approvals(2).required_approvals, 3);
+        assert_eq!(branch_rules(&[]).with_protection_approvals(0).required_approvals, 0);
+        assert_eq!(unresolved_threads([true, false, false]), 2);
+        assert_eq!(unresolved_threads([]), 0);
+    }
 
     #[test]
     fn names_every_missing_review_requirement() {

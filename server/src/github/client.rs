@@ -110,7 +110,13 @@ pub struct GithubClient {
     /// URL → (ETag, body) of the last 200, for conditional re-reads.
     etags: Mutex<EtagCache>,
     budgets: Mutex<HashMap<String, Budget>>,
+    /// Branch → when GitHub last said it requires no reviews. A 404 has no
+    /// ETag, so without this every sweep would pay for it on every PR.
+    no_review_rule: Mutex<HashMap<String, std::time::Instant>>,
 }
+
+/// How long a "no review rule" answer is believed.
+const NO_RULE_TTL: Duration = Duration::from_secs(60);
 
 fn epoch_now() -> u64 {
     SystemTime::now()
@@ -137,6 +143,7 @@ impl GithubClient {
             token: token.filter(|t| !t.trim().is_empty()),
             metrics,
             etags: Mutex::new(EtagCache::new(DEFAULT_BUDGET)),
+            no_review_rule: Mutex::new(HashMap::new()),
             budgets: Mutex::new(HashMap::new()),
         }
     }
@@ -490,6 +497,30 @@ impl GithubClient {
         let vars = serde_json::json!({"id": pr_node_id});
         let _: QueueMutation = self.graphql(DEQUEUE, vars, false).await?;
         Ok(())
+    }
+
+    /// Approving reviews classic protection requires of a branch; 0 when it
+    /// requires none or cannot be read (403/404).
+    pub async fn required_approvals(&self, owner: &str, repo: &str, branch: &str) -> GithubResult<u32> {
+        let path = format!(
+            "{}/branches/{}/protection/required_pull_request_reviews",
+            repo_path(owner, repo)?,
+            ref_path(branch)?
+        );
+        let lock = || self.no_review_rule.lock().unwrap_or_else(|p| p.into_inner());
+        if lock().get(&path).is_some_and(|at| at.elapsed() < NO_RULE_TTL) {
+            return Ok(0);
+        }
+        match self.get::<RequiredReviews>(&path, true).await {
+            Ok(r) => Ok(r.required_approving_review_count),
+            Err(GithubError::NotFound | GithubError::Forbidden(_)) => {
+                let mut seen = lock();
+                seen.retain(|_, at| at.elapsed() < NO_RULE_TTL);
+                seen.insert(path, std::time::Instant::now());
+                Ok(0)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// The required checks of a branch; `None` when they cannot be read

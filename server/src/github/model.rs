@@ -100,6 +100,9 @@ pub struct PullRequest {
     pub requested_reviewers: Vec<User>,
     #[serde(default, deserialize_with = "nullable")]
     pub labels: Vec<Label>,
+    /// Review comments on the diff: none means no review threads to count.
+    #[serde(default, deserialize_with = "nullable")]
+    pub review_comments: i64,
 }
 
 /// `GET /repos/{owner}/{repo}/pulls/{number}/reviews`
@@ -452,4 +455,11 @@ mod tests {
         let pr: PullRequest = serde_json::from_str(gone).expect("decodes");
         assert_eq!(pr.head.repo_full_name(), None);
     }
+}
+
+/// Classic branch protection's rule for reviews.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct RequiredReviews {
+    #[serde(default, deserialize_with = "nullable")]
+    pub required_approving_review_count: u32,
 }

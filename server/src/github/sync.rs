@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use kandev_core::api::LIVE_TASK_PR_UPDATED;
 use kandev_core::checks::{from_check_run, from_commit_status, review_summary, summarize};
 use kandev_core::events::{Payload, SOURCE_GITHUB, TASK_PR_UPDATED};
+use kandev_core::merger::{branch_rules, unresolved_threads};
 use kandev_core::task_pr::{
     STATE_CLOSED, STATE_MERGED, STATE_OPEN, TaskPr, lifecycle_changed, needs_unwatched_sync, sync_changed,
 };
@@ -88,6 +89,11 @@ impl GithubService {
             .map(|r| (r.user.login.clone(), r.state.clone()))
             .collect();
         let (review_state, review_count) = review_summary(&review_pairs, pr.requested_reviewers.len());
+        let (required_reviews, unresolved_review_threads) = if pr_state(&pr) == STATE_OPEN {
+            self.review_requirements(owner, repo, &pr).await?
+        } else {
+            (0, 0)
+        };
         // The case GitHub reports comes from the URL the API returned.
         let reported = kandev_core::board::PrRef::parse(&pr.html_url);
         let row = TaskPr {
@@ -115,15 +121,45 @@ impl GithubService {
             mergeable_state: pr.mergeable_state.clone(),
             review_count,
             pending_review_count: pr.requested_reviewers.len() as i64,
-            required_reviews: 0,
+            required_reviews,
             checks_total: summary.total,
             checks_passing: summary.passing,
-            unresolved_review_threads: 0,
+            unresolved_review_threads,
             additions: pr.additions,
             deletions: pr.deletions,
             last_synced_at: Some(self.clock.now()),
         };
         Ok((row, pr.head.sha))
+    }
+
+    /// Approving reviews the base branch requires (protection and rulesets,
+    /// conditional reads a 304 makes free) and unresolved review threads
+    /// (GraphQL, asked only when the PR has review comments at all). A
+    /// GraphQL failure leaves the thread count at 0 rather than failing the
+    /// whole sync: the merger reads it again before merging.
+    async fn review_requirements(&self, owner: &str, repo: &str, pr: &PullRequest) -> GithubResult<(i64, i64)> {
+        let base = &pr.base.branch;
+        let rules: Vec<_> = self
+            .client
+            .branch_rules(owner, repo, base)
+            .await?
+            .iter()
+            .map(|r| r.core())
+            .collect();
+        let protection = self.client.required_approvals(owner, repo, base).await?;
+        let required = branch_rules(&rules).with_protection_approvals(protection).required_approvals;
+        let unresolved = if pr.review_comments > 0 {
+            match self.client.gate(owner, repo, pr.number).await {
+                Ok(gate) => unresolved_threads(gate.review_threads.nodes.iter().map(|t| t.is_resolved)),
+                Err(e) => {
+                    tracing::info!(owner, repo, number = pr.number, error = %e, "could not count review threads");
+                    0
+                }
+            }
+        } else {
+            0
+        };
+        Ok((i64::from(required), i64::from(unresolved)))
     }
 
     /// Writes a link row and, when it announces itself against the row stored

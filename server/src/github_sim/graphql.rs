@@ -46,6 +46,7 @@ pub async fn endpoint(State(sim): State<Simulator>, h: HeaderMap, body: Bytes) -
         None => Op::global("graphql"),
     };
     api(&sim, &h, op, |s| {
+        s.counters.graphql += 1;
         let vars = req.variables.clone().unwrap_or_default();
         let op = match parse(&req.query, &vars) {
             Ok(op) => op,

@@ -32,6 +32,10 @@ pub fn router(sim: Simulator) -> Router {
             "/repos/{owner}/{repo}/branches/{branch}/protection/required_status_checks",
             get(required_checks),
         )
+        .route(
+            "/repos/{owner}/{repo}/branches/{branch}/protection/required_pull_request_reviews",
+            get(required_reviews),
+        )
         .route("/repos/{owner}/{repo}/rules/branches/{branch}", get(branch_rules))
         .route("/repos/{owner}/{repo}/git/refs/heads/{*branch}", delete(delete_branch))
         .route("/search/issues", get(search_issues))
@@ -152,6 +156,21 @@ async fn required_checks(State(sim): State<Simulator>, Path((o, r, branch)): Ref
             }
             None => message(StatusCode::NOT_FOUND, "Branch not protected"),
         },
+        None => not_found(),
+    })
+    .await
+}
+
+/// Classic protection's review rule: 404 when the branch requires none.
+async fn required_reviews(State(sim): State<Simulator>, Path((o, r, branch)): RefPath, h: HeaderMap) -> Response {
+    api(&sim, &h, Op::repo("protection", &o, &r), |s| match s.repo(&o, &r) {
+        Some(repo) if repo.required_approvals > 0 => Answer::ok(json!({
+            "url": format!("{API}/repos/{o}/{r}/branches/{branch}/protection/required_pull_request_reviews"),
+            "dismiss_stale_reviews": false, "require_code_owner_reviews": false,
+            "require_last_push_approval": false,
+            "required_approving_review_count": repo.required_approvals,
+        })),
+        Some(_) => message(StatusCode::NOT_FOUND, "Required pull request reviews not enabled."),
         None => not_found(),
     })
     .await

@@ -184,6 +184,8 @@ pub struct Counters {
     pub merges: u64,
     /// Direct merge calls (`PUT …/merge`), accepted or not.
     pub merge_calls: u64,
+    /// GraphQL requests, queries and mutations alike.
+    pub graphql: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

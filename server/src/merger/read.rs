@@ -4,7 +4,7 @@
 //! and the queue entry.
 
 use kandev_core::checks::{Check, CiVerdict, approvals, ci_verdict, from_check_run, from_commit_status};
-use kandev_core::merger::{BranchRules, Facts, PrSnapshot, branch_rules, required_checks};
+use kandev_core::merger::{BranchRules, Facts, PrSnapshot, branch_rules, required_checks, unresolved_threads};
 
 use super::Merger;
 use crate::github::GithubError;
@@ -90,6 +90,12 @@ impl Merger {
                 .iter()
                 .map(|r| r.core())
                 .collect::<Vec<_>>(),
+        )
+        .with_protection_approvals(
+            client
+                .required_approvals(&job.owner, &job.repo, &pr.base.branch)
+                .await
+                .map_err(failed("the branch protection of", &the_pr))?,
         );
         let checks = self
             .checks(job, &pr.head.sha)
@@ -139,7 +145,7 @@ impl Merger {
                     snapshot.state = "closed".into();
                 }
                 facts.review_decision = gate.review_decision.clone();
-                facts.unresolved_threads = gate.review_threads.nodes.iter().filter(|t| !t.is_resolved).count() as u32;
+                facts.unresolved_threads = unresolved_threads(gate.review_threads.nodes.iter().map(|t| t.is_resolved));
                 facts.queue_position = gate.merge_queue_entry.as_ref().map(|e| e.position.max(1));
                 facts.dequeued_reason = gate.timeline_items.nodes.iter().rev().find_map(|n| n.reason.clone());
             }

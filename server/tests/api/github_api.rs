@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use kandev_server::github_sim::{Faults, PrPatch};
+use kandev_server::github_sim::{Faults, PrPatch, SimRuleset};
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -51,6 +51,40 @@ async fn merge_while_kandev_is_down_fires_on_the_first_sweep(db: Db) {
     drop(files);
 }
 on_both_databases!(merge_while_kandev_is_down_fires_on_the_first_sweep);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn required_reviews_and_unresolved_threads_are_read_into_the_link_row() {
+    let gh = simulator().await;
+    let (n, _) = gh.open("Reviewed");
+    // Protection asks for one approval, a ruleset for two: the stricter wins.
+    gh.sim.set_required_approvals("acme", "api", 1).unwrap();
+    gh.sim
+        .add_ruleset(
+            "acme",
+            "api",
+            SimRuleset {
+                name: "main".into(),
+                required_approvals: 2,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let first = gh.sim.add_thread("acme", "api", n, "src/lib.rs").unwrap();
+    gh.sim.add_thread("acme", "api", n, "src/main.rs").unwrap();
+    gh.sim.resolve_thread("acme", "api", n, first).unwrap();
+    let app = gh.app(Db::Sqlite).start().await;
+    let ws = app.workspace("W").await;
+    let t = app.task(&ws, "T").await;
+    let row = app.link(&t, n).await;
+    assert_eq!((row["required_reviews"].clone(), row["unresolved_review_threads"].clone()), (json!(2), json!(1)));
+    // A PR without review comments costs no GraphQL request.
+    let (plain, _) = gh.open("No comments");
+    let graphql_before = gh.sim.counters().graphql;
+    let row = app.link(&t, plain).await;
+    assert_eq!(row["unresolved_review_threads"], 0);
+    assert_eq!(gh.sim.counters().graphql, graphql_before);
+    app.stop().await;
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn link_reads_the_pr_stores_every_field_and_publishes_unconditionally() {

@@ -133,6 +133,7 @@ async fn every_simulator_answer_validates_against_githubs_openapi_description() 
     let s = &gh.sim;
     s.set_required_checks("acme", "api", Some(vec!["build".into()]))
         .unwrap();
+    s.set_required_approvals("acme", "api", 1).unwrap();
     s.add_ruleset(
         "acme",
         "api",
@@ -217,6 +218,12 @@ async fn every_simulator_answer_validates_against_githubs_openapi_description() 
             Method::GET,
             "/repos/acme/api/branches/main/protection/required_status_checks".into(),
             "/repos/{owner}/{repo}/branches/{branch}/protection/required_status_checks",
+            200,
+        ),
+        call(
+            Method::GET,
+            "/repos/acme/api/branches/main/protection/required_pull_request_reviews".into(),
+            "/repos/{owner}/{repo}/branches/{branch}/protection/required_pull_request_reviews",
             200,
         ),
         call(
