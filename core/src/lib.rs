@@ -20,6 +20,7 @@ pub mod interpolate;
 mod lenient;
 pub mod merged;
 pub mod merger;
+pub mod notify;
 pub mod registry;
 pub mod run_status;
 pub mod schema;

@@ -52,6 +52,21 @@ pub const USERNAME: &str = r"^[A-Za-z0-9._-]{1,64}$";
 /// An environment variable's name: no `=` and no NUL.
 pub const ENV_KEY: &str = r"^[^=\x00]+$";
 
+/// A notification target's URL: http(s), a host, no spaces or control
+/// characters (`crate::notify::validate_target`).
+pub const TARGET_URL: &str = concat!(
+    "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#:",
+    space_class!(),
+    r"\x00-\x1f\x7f-\x9f][^",
+    space_class!(),
+    r"\x00-\x1f\x7f-\x9f]*$"
+);
+
+/// A character a target URL may not hold.
+pub fn url_forbids(c: char) -> bool {
+    is_space(c) || c.is_control()
+}
+
 /// A review hand-off's `pr_url`: blank, a GitHub pull request URL (anything
 /// may follow the number after `/`, `?` or `#`), or `owner/repo#number`.
 pub const PR_REF: &str = concat!(
@@ -142,6 +157,13 @@ mod tests {
         #[test]
         fn usernames_match_the_normaliser(s in tricky()) {
             prop_assert_eq!(re(USERNAME).is_match(&s), crate::access::normalise_username(&s).is_ok(), "{:?}", s);
+        }
+
+        #[test]
+        fn target_urls_match_what_the_validator_accepts(s in tricky()) {
+            let events = vec![crate::notify::MERGED.to_string()];
+            let by_pattern = re(TARGET_URL).is_match(&s) && s.chars().count() <= 2048;
+            prop_assert_eq!(by_pattern, crate::notify::validate_target(&s, &events, None).is_ok(), "{:?}", s);
         }
 
         #[test]

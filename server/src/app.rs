@@ -75,6 +75,7 @@ struct Components {
     pr_evaluator: PrEvaluator,
     poller: Poller,
     upkeep: Upkeep,
+    notifier: Arc<crate::notify::Notifier>,
 }
 
 pub struct Application {
@@ -271,6 +272,7 @@ impl Application {
                 services.orchestrator.clone(),
                 services.merger.clone(),
             ),
+            notifier: crate::notify::Notifier::new(services.store.clone(), services.clock.clone()),
         };
         if !services.github.client().is_configured() {
             tracing::info!("GitHub features are idle: no GITHUB_TOKEN is set");
@@ -291,6 +293,7 @@ impl Application {
             tracing::warn!(error = %e, "could not release this replica's earlier leases; they will expire");
         }
         components.upkeep.start().await;
+        components.notifier.start().await;
         // 5. HTTP.
         let extra = McpEndpoints::new(services.store.clone(), services.board.clone(), services.access.clone()).routes();
         let routes = http::api_routes(extra);
@@ -347,6 +350,7 @@ impl Application {
         self.shutdown.cancel();
         let _ = self.server.await;
         self.components.upkeep.stop().await;
+        self.components.notifier.stop().await;
         self.services.merger.shutdown().await;
         self.components.poller.stop().await;
         stop_automation(&self.components).await;

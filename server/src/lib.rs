@@ -23,6 +23,7 @@ pub mod mcp;
 pub mod merger;
 pub mod metrics;
 pub mod mock_agent;
+pub mod notify;
 pub mod orchestrator;
 pub mod periodic;
 pub mod signature;

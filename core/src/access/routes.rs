@@ -109,6 +109,32 @@ const TABLE: &[(&str, &str, Need)] = &[
         "/api/v1/workspaces/{ws}/repositories/{id}",
         Need::In(Workspace, Manage),
     ),
+    // Target URLs are secrets of their own (a Slack hook URL is a credential).
+    (
+        "GET",
+        "/api/v1/workspaces/{ws}/notification-targets",
+        Need::In(Workspace, Manage),
+    ),
+    (
+        "POST",
+        "/api/v1/workspaces/{ws}/notification-targets",
+        Need::In(Workspace, Manage),
+    ),
+    (
+        "DELETE",
+        "/api/v1/workspaces/{ws}/notification-targets/{id}",
+        Need::In(Workspace, Manage),
+    ),
+    (
+        "POST",
+        "/api/v1/workspaces/{ws}/notification-targets/{id}/test",
+        Need::In(Workspace, Manage),
+    ),
+    (
+        "GET",
+        "/api/v1/workspaces/{ws}/notification-deliveries",
+        Need::In(Workspace, Read),
+    ),
     ("GET", "/api/v1/workspaces/{ws}/tasks", Need::In(Workspace, Read)),
     ("POST", "/api/v1/workspaces/{ws}/tasks", Need::In(Workspace, Write)),
     ("GET", "/api/v1/workspaces/{ws}/stream", Need::In(Workspace, Read)),

@@ -4,6 +4,7 @@ mod access;
 mod agents;
 mod automations;
 mod github;
+mod notifications;
 mod tasks;
 mod workspaces;
 
@@ -11,6 +12,7 @@ pub use access::*;
 pub use agents::*;
 pub use automations::*;
 pub use github::*;
+pub use notifications::*;
 pub use tasks::*;
 pub use workspaces::*;
 

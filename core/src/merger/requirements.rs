@@ -125,7 +125,12 @@ impl BranchRules {
 
 /// Review threads still open, from GraphQL's `isResolved` of each.
 pub fn unresolved_threads(resolved: impl IntoIterator<Item = bool>) -> u32 {
-    resolved.into_iter().filter(|r| !r).count().try_into().unwrap_or(u32::MAX)
+    resolved
+        .into_iter()
+        .filter(|r| !r)
+        .count()
+        .try_into()
+        .unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]
@@ -139,8 +144,14 @@ mod tests {
             required_approvals: n,
             ..Default::default()
         };
-        assert_eq!(branch_rules(&[rule(1)]).with_protection_approvals(2).required_approvals, 2);
-        assert_eq!(branch_rules(&[rule(3)]).with_protection_approvals(2).required_approvals, 3);
+        assert_eq!(
+            branch_rules(&[rule(1)]).with_protection_approvals(2).required_approvals,
+            2
+        );
+        assert_eq!(
+            branch_rules(&[rule(3)]).with_protection_approvals(2).required_approvals,
+            3
+        );
         assert_eq!(branch_rules(&[]).with_protection_approvals(0).required_approvals, 0);
         assert_eq!(unresolved_threads([true, false, false]), 2);
         assert_eq!(unresolved_threads([]), 0);

@@ -147,7 +147,9 @@ impl GithubService {
             .map(|r| r.core())
             .collect();
         let protection = self.client.required_approvals(owner, repo, base).await?;
-        let required = branch_rules(&rules).with_protection_approvals(protection).required_approvals;
+        let required = branch_rules(&rules)
+            .with_protection_approvals(protection)
+            .required_approvals;
         let unresolved = if pr.review_comments > 0 {
             match self.client.gate(owner, repo, pr.number).await {
                 Ok(gate) => unresolved_threads(gate.review_threads.nodes.iter().map(|t| t.is_resolved)),

@@ -52,11 +52,11 @@ pub fn routes() -> ApiRoutes {
 pub struct LimitParams {
     /// How many, newest first (1–500; default 50).
     #[param(minimum = 1, maximum = 500)]
-    limit: Option<i64>,
+    pub limit: Option<i64>,
 }
 
 impl LimitParams {
-    fn limit(&self) -> Result<i64, ServiceError> {
+    pub fn limit(&self) -> Result<i64, ServiceError> {
         kandev_core::bounds::limit(self.limit, 50).map_err(|e| ServiceError::Invalid(e.0))
     }
 }

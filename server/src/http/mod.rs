@@ -9,6 +9,7 @@ mod extract;
 mod github;
 pub mod guard;
 mod members;
+mod notifications;
 mod openapi;
 pub mod routes;
 mod stream;
@@ -65,6 +66,7 @@ pub fn api_routes(extra: ApiRoutes) -> ApiRoutes {
         .merge(automations::routes())
         .merge(agents::routes())
         .merge(github::routes())
+        .merge(notifications::routes())
         .merge(stream::routes())
         .merge(system::routes())
         .merge(extra)

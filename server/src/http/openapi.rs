@@ -7,12 +7,12 @@ use std::sync::OnceLock;
 
 use kandev_core::access::{Level, Need, route_need};
 use kandev_core::board::TaskStatus;
-use kandev_core::schema::{ENV_KEY, NOT_BLANK, PR_REF, REPO_SEGMENT, SCHEDULE, USERNAME};
+use kandev_core::schema::{ENV_KEY, NOT_BLANK, PR_REF, REPO_SEGMENT, SCHEDULE, TARGET_URL, USERNAME};
 use kandev_core::trigger::TriggerType;
 use serde_json::{Map, Value, json};
 use utoipa::OpenApi;
 
-use super::{agents, auth, automations, github, members, stream, system, tasks, users, workspaces};
+use super::{agents, auth, automations, github, members, notifications, stream, system, tasks, users, workspaces};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -41,6 +41,11 @@ use super::{agents, auth, automations, github, members, stream, system, tasks, u
         workspaces::create_repository,
         workspaces::list_repositories,
         workspaces::update_repository,
+        notifications::list_targets,
+        notifications::create_target,
+        notifications::delete_target,
+        notifications::test_target,
+        notifications::deliveries,
         members::list,
         members::put,
         members::remove,
@@ -233,6 +238,17 @@ fn field_rules() -> Vec<(&'static str, &'static str, Value)> {
         ("CreateUser", "username", json!({"pattern": USERNAME})),
         ("CreateUser", "password", json!({"minLength": 8, "maxLength": 1024})),
         ("GithubWorkspaceSettings", "ci_wait_timeout_minutes", ci_wait_rule()),
+        (
+            "CreateNotificationTarget",
+            "url",
+            json!({"pattern": TARGET_URL, "maxLength": 2048}),
+        ),
+        (
+            "CreateNotificationTarget",
+            "events",
+            json!({"minItems": 1, "items": {"type": "string", "enum": kandev_core::notify::EVENTS}}),
+        ),
+        ("CreateNotificationTarget", "secret", json!({"maxLength": 256})),
         ("CreateRepository", "ci_wait_timeout_minutes", ci_wait_rule()),
         ("UpdateRepository", "ci_wait_timeout_minutes", ci_wait_rule()),
         (

@@ -46,7 +46,11 @@ impl Orchestrator {
     pub(super) async fn mark_run(&self, task_id: &str, status: RunStatus, error: &str) {
         // The turn is over: nobody needs to drive this run any more.
         self.leases.release(&crate::coord::lease::run(task_id)).await;
-        match self.store.mark_run_terminal_by_task(task_id, status, error).await {
+        match self
+            .store
+            .mark_run_terminal_by_task(task_id, status, error, self.clock.now())
+            .await
+        {
             Ok(Some(automation_id)) => {
                 self.metrics.run(status.as_str());
                 if let Ok(Some(run)) = self.store.run_for_task(task_id).await {

@@ -10,6 +10,7 @@ mod evaluations;
 pub mod github_state;
 pub mod leases;
 mod members;
+pub mod notifications;
 pub mod outbox;
 mod recovery;
 mod repositories;
@@ -119,6 +120,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         5,
         "merger_github",
         include_str!("../../migrations/0005_merger_github.sql"),
+    ),
+    (
+        6,
+        "notifications",
+        include_str!("../../migrations/0006_notifications.sql"),
     ),
 ];
 

@@ -175,6 +175,7 @@ impl Store {
         task_id: &str,
         status: RunStatus,
         error: &str,
+        now: DateTime<Utc>,
     ) -> StoreResult<Option<String>> {
         let row = sqlx::query(
             "SELECT id, automation_id FROM automation_runs WHERE task_id = $1 AND status = 'task_created' \
@@ -184,14 +185,27 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
-        sqlx::query(
+        let update = sqlx::query(
             "UPDATE automation_runs SET status = $2, error_message = $3 WHERE id = $1 AND status = 'task_created'",
         )
         .bind(row.text("id")?)
         .bind(status.as_str())
-        .bind(error)
-        .execute(&self.pool)
-        .await?;
+        .bind(error);
+        if status != RunStatus::Failed {
+            update.execute(&self.pool).await?;
+            return Ok(Some(row.text("automation_id")?));
+        }
+        // A failed run notifies, once: only the write that made it failed
+        // queues the notification, in the same transaction.
+        let mut tx = self.write_tx().await?;
+        if update.execute(&mut **tx).await?.rows_affected() == 1 {
+            let data = serde_json::json!({"run_id": row.text("id")?, "automation_id": row.text("automation_id")?, "error": error});
+            let subject = super::notifications::task_subject_on(&mut tx, task_id, error.to_string(), data).await?;
+            if let Some(subject) = subject {
+                super::notifications::enqueue_on(&mut tx, kandev_core::notify::RUN_FAILED, &subject, None, now).await?;
+            }
+        }
+        tx.commit().await?;
         Ok(Some(row.text("automation_id")?))
     }
 

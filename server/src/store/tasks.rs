@@ -263,7 +263,7 @@ impl Store {
     ) -> StoreResult<TaskEvent> {
         let id = new_id();
         let actor_json = serde_json::to_string(actor).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        sqlx::query(
+        let insert = sqlx::query(
             "INSERT INTO task_events (id, task_id, seq, kind, payload, actor, created_at) \
              SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5, $6 FROM task_events WHERE task_id = $2",
         )
@@ -272,9 +272,25 @@ impl Store {
         .bind(kind)
         .bind(payload.to_string())
         .bind(actor_json)
-        .bind(time_to_text(now))
-        .execute(&self.pool)
-        .await?;
+        .bind(time_to_text(now));
+        match kandev_core::notify::for_task_event(kind, actor) {
+            None => {
+                insert.execute(&self.pool).await?;
+            }
+            // The event and its notifications commit together: a crash
+            // loses both or neither.
+            Some(notification) => {
+                let mut tx = self.write_tx().await?;
+                insert.execute(&mut **tx).await?;
+                let detail = kandev_core::notify::detail(payload);
+                if let Some(subject) =
+                    super::notifications::task_subject_on(&mut tx, task_id, detail, payload.clone()).await?
+                {
+                    super::notifications::enqueue_on(&mut tx, notification, &subject, None, now).await?;
+                }
+                tx.commit().await?;
+            }
+        }
         Ok(TaskEvent {
             id,
             task_id: task_id.into(),

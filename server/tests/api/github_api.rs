@@ -76,7 +76,13 @@ async fn required_reviews_and_unresolved_threads_are_read_into_the_link_row() {
     let ws = app.workspace("W").await;
     let t = app.task(&ws, "T").await;
     let row = app.link(&t, n).await;
-    assert_eq!((row["required_reviews"].clone(), row["unresolved_review_threads"].clone()), (json!(2), json!(1)));
+    assert_eq!(
+        (
+            row["required_reviews"].clone(),
+            row["unresolved_review_threads"].clone()
+        ),
+        (json!(2), json!(1))
+    );
     // A PR without review comments costs no GraphQL request.
     let (plain, _) = gh.open("No comments");
     let graphql_before = gh.sim.counters().graphql;

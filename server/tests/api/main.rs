@@ -23,6 +23,7 @@ mod merged_detection;
 mod merged_engine;
 mod merged_scoping;
 mod merger_api;
+mod notifications;
 mod sim_openapi;
 mod system_api;
 mod tasks_api;

@@ -1,0 +1,130 @@
+//! The notification sender every replica runs: claims due deliveries (one
+//! replica per attempt), posts each body to its target — signed with
+//! `X-Kandev-Signature-256` where the target has a secret — and logs the
+//! attempt, retrying on the schedule of `kandev_core::notify::retry_at`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kandev_core::notify::{self, TargetKind};
+
+use crate::clock::Clock;
+use crate::periodic::Periodic;
+use crate::store::Store;
+use crate::store::notifications::DueDelivery;
+
+/// How often due deliveries are looked for.
+const TICK: Duration = Duration::from_millis(250);
+/// How long a claim keeps other replicas off a delivery: past the send timeout.
+const HOLD: chrono::Duration = chrono::Duration::seconds(30);
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+const BATCH: i64 = 16;
+
+pub struct Notifier {
+    store: Store,
+    clock: Arc<dyn Clock>,
+    http: reqwest::Client,
+    running: Periodic,
+}
+
+impl Notifier {
+    pub fn new(store: Store, clock: Arc<dyn Clock>) -> Arc<Self> {
+        // Redirects are not followed: a target answers for itself, and a
+        // redirect must not steer a signed body somewhere else.
+        let http = reqwest::Client::builder()
+            .timeout(SEND_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("kandev/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .unwrap_or_default();
+        Arc::new(Notifier {
+            store,
+            clock,
+            http,
+            running: Periodic::default(),
+        })
+    }
+
+    pub async fn start(self: &Arc<Self>) {
+        let me = self.clone();
+        self.running
+            .start(TICK, move || {
+                let me = me.clone();
+                async move { me.pass().await }
+            })
+            .await;
+    }
+
+    pub async fn stop(&self) {
+        self.running.stop().await;
+    }
+
+    /// Sends every delivery due now.
+    pub async fn pass(&self) {
+        let due = match self.store.claim_due_deliveries(self.clock.now(), HOLD, BATCH).await {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read due notifications");
+                return;
+            }
+        };
+        for d in due {
+            let (status, error) = self.send(&d).await;
+            let attempts = u32::try_from(d.attempts + 1).unwrap_or(u32::MAX);
+            let now = self.clock.now();
+            // A deleted target never answers: no point retrying.
+            let retry = if d.target.is_some() {
+                notify::retry_at(attempts, now)
+            } else {
+                None
+            };
+            if let Err(e) = self.store.record_attempt(&d, status, &error, retry, now).await {
+                tracing::warn!(delivery = %d.id, error = %e, "could not record a notification attempt");
+            }
+        }
+    }
+
+    async fn send(&self, d: &DueDelivery) -> (Option<u16>, String) {
+        let Some(t) = &d.target else {
+            return (None, "the target was deleted".into());
+        };
+        let mut req = self
+            .http
+            .post(&t.target.url)
+            .header("content-type", "application/json")
+            .header("x-kandev-event", &d.event)
+            .header("x-kandev-delivery", &d.id);
+        if t.target.kind == TargetKind::Webhook && !t.secret.is_empty() {
+            req = req.header(
+                "x-kandev-signature-256",
+                crate::signature::sign(&t.secret, d.body.as_bytes()),
+            );
+        }
+        match req.body(d.body.clone()).send().await {
+            Ok(resp) if notify::delivered(resp.status().as_u16()) => (Some(resp.status().as_u16()), String::new()),
+            Ok(resp) => {
+                let code = resp.status().as_u16();
+                tracing::info!(delivery = %d.id, status = code, "a notification target refused a delivery");
+                (Some(code), format!("the target answered {code}"))
+            }
+            Err(e) => {
+                let what = if e.is_timeout() {
+                    "timed out".to_string()
+                } else {
+                    format!("could not connect: {}", root(&e))
+                };
+                tracing::info!(delivery = %d.id, error = %what, "a notification delivery failed");
+                (None, what)
+            }
+        }
+    }
+}
+
+/// The innermost cause, which names what actually went wrong.
+fn root(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
