@@ -52,7 +52,8 @@ async fn read<T: DeserializeOwned>(resp: Response) -> ApiResult<T> {
         on_unauthenticated(&resp.url().replace(&origin(), ""));
     }
     if resp.ok() {
-        if status == 204 {
+        // No body: 204, and the 202 of work queued for later.
+        if status == 204 || status == 202 {
             return serde_json::from_value(Value::Null).map_err(|e| ApiFailure {
                 status,
                 message: e.to_string(),

@@ -15,7 +15,7 @@ mod time;
 
 use pages::automations::{AutomationEditor, AutomationsList};
 use pages::board::{Board, TaskDetail};
-use pages::{AutomationsHome, Home, Login, Members, RunView, Tokens};
+use pages::{AutomationsHome, Home, Login, Members, Notifications, RunView, Tokens};
 
 #[component]
 fn NotFound() -> impl IntoView {
@@ -35,6 +35,7 @@ fn App() -> impl IntoView {
                 <Route path=path!("/login") view=Login/>
                 <Route path=path!("/settings/tokens") view=Tokens/>
                 <Route path=path!("/w/:ws/members") view=Members/>
+                <Route path=path!("/w/:ws/notifications") view=Notifications/>
                 <Route path=path!("/w/:ws") view=Board/>
                 <Route path=path!("/w/:ws/tasks/:id") view=TaskDetail/>
                 <Route path=path!("/w/:ws/runs/:id") view=RunView/>

@@ -1,6 +1,6 @@
-//! axe-core on the board, the list and the editor with the merged panel
-//! open: no serious or critical violations, nothing scrolling sideways, and
-//! every control at least 44 px. Screenshots of each page.
+//! axe-core on the board, the list, the editor (merged panel open) and the
+//! notifications page: no serious or critical violations, nothing scrolling
+//! sideways, and every control at least 44 px. Screenshots of each page.
 
 use anyhow::ensure;
 use kandev_e2e::{Ctx, scenario};
@@ -41,6 +41,21 @@ async fn axe(ctx: Ctx) -> anyhow::Result<()> {
     set_all_repos(&ctx, false).await?;
     ctx.browser.wait_for(".org-badge").await?;
     check(&ctx, "editor").await?;
+    ctx.browser.goto(&format!("/w/{ws}/notifications")).await?;
+    ctx.browser.wait_text(".card", "No targets yet").await?;
+    check(&ctx, "notifications-axe").await?;
+    ensure!(
+        ctx.browser.no_horizontal_overflow().await?,
+        "the notifications page scrolls sideways"
+    );
+    let small = ctx.browser.small_or_hidden_controls().await?;
+    ensure!(
+        small.is_empty(),
+        "controls under 44 px on the notifications page: {small:?}"
+    );
     Ok(())
 }
-scenario!(axe_finds_no_serious_violations_on_board_list_and_editor, super::axe);
+scenario!(
+    axe_finds_no_serious_violations_on_board_list_editor_and_notifications,
+    super::axe
+);

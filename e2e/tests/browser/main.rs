@@ -9,4 +9,5 @@ mod editor;
 mod languages;
 mod merged_loop;
 mod merger_loop;
+mod receiver;
 mod support;

@@ -6,6 +6,7 @@ use anyhow::ensure;
 use kandev_e2e::{Ctx, scenario};
 use serde_json::json;
 
+use crate::receiver::Receiver;
 use crate::support::*;
 
 /// Review with the PR URL and approve, through the task page.
@@ -22,8 +23,21 @@ async fn review_and_approve(ctx: &Ctx, ws: &str, task: &str, number: i64) -> any
     Ok(())
 }
 
+/// Adds a webhook target for every event through the notifications page.
+async fn add_notification_target(ctx: &Ctx, ws: &str, url: &str) -> anyhow::Result<()> {
+    ctx.browser.goto(&format!("/w/{ws}/notifications")).await?;
+    ctx.browser.wait_text(".card", "No targets yet").await?;
+    ctx.browser.type_into("#target-url", url).await?;
+    ctx.browser.type_into("#target-secret", "e2e-signing-secret").await?;
+    ctx.browser.click("#target-add").await?;
+    ctx.browser.wait_text(".targets", url).await?;
+    Ok(())
+}
+
 async fn green(ctx: Ctx) -> anyhow::Result<()> {
     let ws = workspace(&ctx).await?;
+    let receiver = Receiver::start().await?;
+    add_notification_target(&ctx, &ws, &receiver.url).await?;
     let (number, sha) = ctx.stack.sim_pr("acme", "api", "Ship the feature").await?;
     ctx.stack
         .sim_put("/_sim/repos/acme/api/protection", json!({"required_checks": ["build"]}))
@@ -50,6 +64,25 @@ async fn green(ctx: Ctx) -> anyhow::Result<()> {
     ensure!(pr["merged"] == true, "the simulator's PR is not merged: {pr}");
     ctx.browser
         .screenshot(&format!("task-merged-{}", ctx.device.as_str()))
+        .await?;
+    // The notification log shows both deliveries, and the receiver got them.
+    ctx.browser.goto(&format!("/w/{ws}/notifications")).await?;
+    ctx.browser
+        .wait_text(".delivery[data-event='merged'][data-status='delivered']", "Delivered")
+        .await?;
+    ctx.browser
+        .wait_text(
+            ".delivery[data-event='merge_triggered'][data-status='delivered']",
+            "answered 200",
+        )
+        .await?;
+    let got = receiver.events();
+    ensure!(
+        got.contains(&"merge_triggered".to_string()) && got.contains(&"merged".to_string()),
+        "the receiver got {got:?}"
+    );
+    ctx.browser
+        .screenshot(&format!("notifications-{}", ctx.device.as_str()))
         .await?;
     Ok(())
 }
@@ -85,4 +118,30 @@ async fn red(ctx: Ctx) -> anyhow::Result<()> {
 scenario!(
     approved_task_with_a_failing_required_check_is_blocked_with_the_reason,
     super::red
+);
+
+async fn cancelled(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = workspace(&ctx).await?;
+    let (number, _) = ctx.stack.sim_pr("acme", "api", "Not yet").await?;
+    // A required check that never reports: the merger waits.
+    ctx.stack
+        .sim_put("/_sim/repos/acme/api/protection", json!({"required_checks": ["build"]}))
+        .await?;
+    let task = ctx.stack.task(&ws, "Not yet", "running").await?;
+    review_and_approve(&ctx, &ws, &task, number).await?;
+    ctx.browser.wait_text(".outcome", "Merging").await?;
+    ctx.browser.click("#cancel-merge").await?;
+    ctx.browser.wait_text(".status-line", "Human review").await?;
+    ctx.browser.wait_for("#approve").await?;
+    ctx.browser.wait_text(".events", "Merge cancelled").await?;
+    let pr = ctx
+        .stack
+        .sim_get(&format!("/_sim/repos/acme/api/pulls/{number}"))
+        .await?;
+    ensure!(pr["merged"] != true, "a cancelled merge merged: {pr}");
+    Ok(())
+}
+scenario!(
+    a_merge_cancelled_from_the_task_page_returns_it_to_review_unmerged,
+    super::cancelled
 );

@@ -59,6 +59,9 @@ pub fn Layout(#[prop(into)] ws: Signal<String>, children: Children) -> impl Into
                 <Show when=move || owner.get() && !ws.get().is_empty()>
                     <A href=move || format!("/w/{}/members", ws.get())>{move || t("nav-members")}</A>
                 </Show>
+                <Show when=move || !ws.get().is_empty()>
+                    <A href=move || format!("/w/{}/notifications", ws.get())>{move || t("nav-notifications")}</A>
+                </Show>
                 <A href="/settings/tokens">{move || t("nav-tokens")}</A>
             </nav>
             <div class="pickers">

@@ -122,6 +122,18 @@ fn ids_from_core() -> BTreeSet<String> {
     for s in TaskStatus::ALL {
         out.insert(format!("status-{}", s.as_str()));
     }
+    for e in kandev_core::notify::EVENTS
+        .into_iter()
+        .chain([kandev_core::notify::TEST])
+    {
+        out.insert(format!("notify-event-{}", e.replace('.', "-")));
+    }
+    for k in ["webhook", "slack"] {
+        out.insert(format!("notify-kind-{k}"));
+    }
+    for s in ["pending", "delivered", "failed"] {
+        out.insert(format!("notify-status-{s}"));
+    }
     for kind in [
         "created",
         "status_changed",
@@ -129,6 +141,7 @@ fn ids_from_core() -> BTreeSet<String> {
         "approved",
         "rejected",
         "merge_requested",
+        "merge_cancelled",
         "merge_progress",
         "merged",
         "completed",

@@ -49,12 +49,24 @@ fn approved_by(events: &[TaskEvent]) -> Option<String> {
         })
 }
 
+/// The latest event that starts or ends a merge.
+fn last_merge_event(events: &[TaskEvent]) -> Option<&TaskEvent> {
+    events.iter().rev().find(|e| {
+        matches!(
+            e.kind.as_str(),
+            "merge_requested" | "merge_cancelled" | "completed" | "blocked"
+        )
+    })
+}
+
+/// Whether the merger holds the task now (cancel-merge is offered).
+fn merging(task: &Task, events: &[TaskEvent]) -> bool {
+    task.status == TaskStatus::Running && last_merge_event(events).is_some_and(|e| e.kind == "merge_requested")
+}
+
 /// The merger's state as the events tell it: merging, or its last outcome.
 fn merge_outcome(task: &Task, events: &[TaskEvent]) -> Option<String> {
-    let last = events
-        .iter()
-        .rev()
-        .find(|e| matches!(e.kind.as_str(), "merge_requested" | "completed" | "blocked"))?;
+    let last = last_merge_event(events)?;
     let get = |k: &str| {
         last.payload
             .get(k)
@@ -132,6 +144,7 @@ pub fn TaskDetail() -> impl IntoView {
                         let targets: Vec<TaskStatus> = TaskStatus::ALL.into_iter().filter(|s| *s != status && check_move(status, *s).is_ok()).collect();
                         let all_events = events.get().and_then(Result::ok).unwrap_or_default();
                         let outcome = merge_outcome(&task, &all_events);
+                        let merging = merging(&task, &all_events);
                         let approver = approved_by(&all_events);
                         let writable = writable.get();
                         let navigate = navigate.clone();
@@ -147,7 +160,18 @@ pub fn TaskDetail() -> impl IntoView {
                                 <h2>{t("task-description")}</h2>
                                 <p class="pre">{if task.description.is_empty() { t("task-no-description") } else { task.description.clone() }}</p>
                             </section>
-                            {writable.then(|| view! {
+                            {(writable && merging).then(|| {
+                                let c = tid.clone();
+                                view! {
+                                    <section class="card actions">
+                                        <button class="btn btn-danger" id="cancel-merge" on:click=move |_| {
+                                            let c = c.clone();
+                                            act(Box::pin(async move { api::post::<_, Task>(&format!("/api/v1/tasks/{c}/cancel-merge"), &json!({})).await.map(|_| ()) }));
+                                        }>{t("task-cancel-merge")}</button>
+                                    </section>
+                                }
+                            })}
+                            {(writable && !merging).then(|| view! {
                             <section class="card actions">
                                 {(!targets.is_empty()).then(|| {
                                     let tid = tid.clone();
