@@ -145,3 +145,28 @@ scenario!(
     a_merge_cancelled_from_the_task_page_returns_it_to_review_unmerged,
     super::cancelled
 );
+
+async fn repository_wait(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = workspace(&ctx).await?;
+    ctx.browser.goto(&format!("/w/{ws}")).await?;
+    ctx.browser.click("details.card > summary").await?;
+    ctx.browser.wait_for(".repository .ci-wait").await?;
+    ctx.browser.type_into(".repository .ci-wait", "15\n").await?;
+    ctx.browser
+        .screenshot(&format!("repositories-{}", ctx.device.as_str()))
+        .await?;
+    // Leaving the field saves it.
+    ctx.browser.click("details.card > summary").await?;
+    let repos = kandev_e2e::eventually("the wait to be stored", std::time::Duration::from_secs(10), || async {
+        let repos = ctx
+            .stack
+            .get(&format!("/api/v1/workspaces/{ws}/repositories"))
+            .await
+            .ok()?;
+        (repos[0]["ci_wait_timeout_minutes"] == 15).then_some(repos)
+    })
+    .await?;
+    ensure!(repos[0]["ci_wait_timeout_minutes"] == 15, "{repos}");
+    Ok(())
+}
+scenario!(a_repositorys_merge_wait_is_set_from_the_board, super::repository_wait);

@@ -1,6 +1,6 @@
-//! A workspace's repositories: list and add.
+//! A workspace's repositories: list and add, and each one's CI wait.
 
-use kandev_core::api::{CreateRepository, Repository};
+use kandev_core::api::{CreateRepository, Repository, UpdateRepository};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -38,6 +38,33 @@ pub fn Repositories(#[prop(into)] ws: Signal<String>) -> impl IntoView {
             }
         });
     };
+    // Blank clears the repository's wait (the workspace's applies).
+    let set_wait = move |id: String, raw: String| {
+        let minutes = match raw.trim() {
+            "" => None,
+            s => match s
+                .parse::<i64>()
+                .map_err(|_| ())
+                .and_then(|m| kandev_core::bounds::ci_wait_minutes(m).map_err(|_| ()))
+            {
+                Ok(m) => Some(m),
+                Err(()) => return toast(t("repo-ci-wait-invalid"), true),
+            },
+        };
+        let ws = ws.get_untracked();
+        spawn_local(async move {
+            let body = UpdateRepository {
+                ci_wait_timeout_minutes: Some(minutes),
+            };
+            match api::patch::<_, Repository>(&format!("/api/v1/workspaces/{ws}/repositories/{id}"), &body).await {
+                Ok(_) => {
+                    toast(t("repo-ci-wait-saved"), false);
+                    repos.refetch();
+                }
+                Err(e) => toast(e.message, true),
+            }
+        });
+    };
     view! {
         <details class="card">
             <summary>{move || t("repo-section")}</summary>
@@ -47,7 +74,20 @@ pub fn Repositories(#[prop(into)] ws: Signal<String>) -> impl IntoView {
                     if list.is_empty() {
                         view! { <li class="muted">{t("repo-none")}</li> }.into_any()
                     } else {
-                        list.into_iter().map(|r| view! { <li>{format!("{}/{} ({})", r.owner, r.name, r.default_branch)}</li> }).collect_view().into_any()
+                        list.into_iter().map(|r| {
+                            let input = format!("ci-wait-{}", r.id);
+                            let id = r.id.clone();
+                            view! {
+                                <li class="row wrap repository">
+                                    <span class="grow">{format!("{}/{} ({})", r.owner, r.name, r.default_branch)}</span>
+                                    <label for=input.clone()>{t("repo-ci-wait-label")}</label>
+                                    <input id=input class="ci-wait" type="number" min="1" max="1440" inputmode="numeric"
+                                        placeholder=t("repo-ci-wait-inherit")
+                                        prop:value=r.ci_wait_timeout_minutes.map(|m| m.to_string()).unwrap_or_default()
+                                        on:change=move |ev| set_wait(id.clone(), event_target_value(&ev))/>
+                                </li>
+                            }
+                        }).collect_view().into_any()
                     }
                 }}
             </ul>
