@@ -124,6 +124,14 @@ pub async fn tasks(ws: &str, archived: bool) -> ApiResult<Vec<Task>> {
     get(&format!("/api/v1/workspaces/{ws}/tasks?include_archived={archived}")).await
 }
 
+/// Every PR link of the tasks the board shows, in one request.
+pub async fn board_prs(ws: &str, archived: bool) -> ApiResult<Vec<TaskPr>> {
+    get(&format!(
+        "/api/v1/workspaces/{ws}/board-prs?include_archived={archived}"
+    ))
+    .await
+}
+
 pub async fn task_prs(task: &str) -> ApiResult<Vec<TaskPr>> {
     get(&format!("/api/v1/tasks/{task}/prs")).await
 }

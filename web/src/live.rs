@@ -1,6 +1,8 @@
 //! Live updates: one `EventSource` per workspace; every notice bumps a
-//! counter that pages read to refetch.
+//! counter that pages read to refetch, and is kept whole (kind and id) for
+//! pages that refetch only what changed.
 
+use kandev_core::api::LiveUpdate;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
@@ -10,10 +12,21 @@ use web_sys::{EventSource, MessageEvent};
 #[derive(Clone, Copy)]
 pub struct LiveTick(pub RwSignal<u64>);
 
+/// The latest notice itself; `resync` (the stream lost notices) has no id.
+#[derive(Clone, Copy)]
+pub struct LiveNotice(pub RwSignal<Option<LiveUpdate>>);
+
 pub fn provide_live() -> LiveTick {
     let tick = LiveTick(RwSignal::new(0));
     provide_context(tick);
+    provide_context(LiveNotice(RwSignal::new(None)));
     tick
+}
+
+pub fn use_notice() -> RwSignal<Option<LiveUpdate>> {
+    use_context::<LiveNotice>()
+        .map(|n| n.0)
+        .unwrap_or_else(|| RwSignal::new(None))
 }
 
 pub fn use_live() -> RwSignal<u64> {
@@ -25,10 +38,20 @@ pub fn use_live() -> RwSignal<u64> {
 /// Follows a workspace's stream while the calling component lives.
 pub fn follow(ws: String) {
     let tick = use_live();
+    let notice = use_notice();
     let Ok(source) = EventSource::new(&format!("/api/v1/workspaces/{ws}/stream")) else {
         return;
     };
-    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |_e: MessageEvent| {
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
+        let update = e
+            .data()
+            .as_string()
+            .and_then(|d| serde_json::from_str::<LiveUpdate>(&d).ok())
+            .unwrap_or_else(|| LiveUpdate {
+                kind: e.type_(),
+                id: String::new(),
+            });
+        notice.set(Some(update));
         tick.update(|n| *n += 1);
     });
     for kind in [

@@ -139,6 +139,7 @@ const TABLE: &[(&str, &str, Need)] = &[
     ("POST", "/api/v1/workspaces/{ws}/tasks", Need::In(Workspace, Write)),
     ("GET", "/api/v1/workspaces/{ws}/stream", Need::In(Workspace, Read)),
     ("GET", "/api/v1/workspaces/{ws}/task-prs", Need::In(Workspace, Read)),
+    ("GET", "/api/v1/workspaces/{ws}/board-prs", Need::In(Workspace, Read)),
     ("GET", "/api/v1/workspaces/{ws}/automations", Need::In(Workspace, Read)),
     (
         "POST",

@@ -5,6 +5,7 @@
 mod access;
 mod accessibility;
 mod automations;
+mod board_live;
 mod editor;
 mod languages;
 mod merged_loop;

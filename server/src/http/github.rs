@@ -27,6 +27,7 @@ pub fn routes() -> ApiRoutes {
         .delete("/api/v1/tasks/{id}/prs/{owner}/{repo}/{number}", detach_pr)
         .post("/api/v1/tasks/{id}/prs/{owner}/{repo}/{number}/restore", restore_pr)
         .get("/api/v1/workspaces/{ws}/task-prs", workspace_task_prs)
+        .get("/api/v1/workspaces/{ws}/board-prs", board_prs)
         .get("/api/v1/github/orgs", orgs)
         .get("/api/v1/github/repos/search", search_repos)
         .get("/api/v1/github/workspace-settings", get_settings)
@@ -105,6 +106,26 @@ pub async fn workspace_task_prs(
             .list_workspace_task_prs(&ws, p.state.as_deref().filter(|x| !x.is_empty()), limit)
             .await?,
     ))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct BoardPrParams {
+    /// Include the links of archived tasks (as the board's own toggle does).
+    #[serde(default)]
+    include_archived: bool,
+}
+
+/// Every PR link of the tasks the board shows, in one request: the board
+/// reads these once, not once per card.
+#[utoipa::path(get, path = "/api/v1/workspaces/{ws}/board-prs", params(("ws" = String, Path), BoardPrParams),
+    responses((status = 200, body = [TaskPr])))]
+pub async fn board_prs(
+    State(s): State<AppState>,
+    ApiPath(ws): ApiPath<String>,
+    ApiQuery(p): ApiQuery<BoardPrParams>,
+) -> HttpResult<Json<Vec<TaskPr>>> {
+    Ok(Json(s.store.list_board_task_prs(&ws, p.include_archived).await?))
 }
 
 /// The workspace the helper acts for (the guard has checked the caller may).

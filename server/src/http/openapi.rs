@@ -94,6 +94,7 @@ use super::{agents, auth, automations, github, members, notifications, stream, s
         github::detach_pr,
         github::restore_pr,
         github::workspace_task_prs,
+        github::board_prs,
         github::orgs,
         github::search_repos,
         github::get_settings,

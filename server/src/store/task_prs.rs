@@ -184,6 +184,31 @@ impl Store {
         .collect()
     }
 
+    /// Every attached link of the tasks a board shows (user tasks, archived
+    /// ones only when asked), in one read: grouped by task, oldest first.
+    pub async fn list_board_task_prs(&self, workspace_id: &str, include_archived: bool) -> StoreResult<Vec<TaskPr>> {
+        let cols: String = COLUMNS
+            .split(", ")
+            .map(|c| format!("p.{}", c.trim()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let archived = if include_archived {
+            ""
+        } else {
+            " AND t.archived_at IS NULL"
+        };
+        sqlx::query(AssertSqlSafe(format!(
+            "SELECT {cols} FROM task_prs p JOIN tasks t ON t.id = p.task_id WHERE t.workspace_id = $1 \
+             AND p.detached_at IS NULL AND t.origin <> 'automation_run'{archived} ORDER BY p.task_id, p.created_at, p.pr_key"
+        )))
+        .bind(workspace_id)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(task_pr)
+        .collect()
+    }
+
     /// Attached links the poller syncs: open rows, plus merged or closed rows
     /// still inside their settle period (post-merge changes keep publishing).
     pub async fn list_watched_task_prs(&self, settled_before: DateTime<Utc>) -> StoreResult<Vec<TaskPrListing>> {

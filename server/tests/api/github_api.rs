@@ -610,3 +610,46 @@ async fn without_a_token_github_stays_idle_and_links_say_so() {
     let _ = Faults::default();
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_boards_pr_links_come_in_one_read_archived_ones_when_asked() {
+    let gh = simulator().await;
+    let (a, _) = gh.open("First");
+    let (b, _) = gh.open("Second");
+    let app = gh.app(Db::Sqlite).start().await;
+    let ws = app.workspace("W").await;
+    let (t1, t2) = (app.task(&ws, "One").await, app.task(&ws, "Two").await);
+    app.link(&t1, a).await;
+    app.link(&t2, b).await;
+    let other = app.workspace("Other").await;
+    let t3 = app.task(&other, "Elsewhere").await;
+    app.link(&t3, a).await;
+    assert_eq!(
+        app.post(&format!("/api/v1/tasks/{t2}/archive"), json!({})).await.status,
+        StatusCode::OK
+    );
+
+    let board = app.get(&format!("/api/v1/workspaces/{ws}/board-prs")).await.body;
+    let tasks: Vec<&str> = board
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["task_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(tasks, [t1.as_str()], "{board}");
+    let all = app
+        .get(&format!("/api/v1/workspaces/{ws}/board-prs?include_archived=true"))
+        .await
+        .body;
+    let mut tasks: Vec<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["task_id"].as_str().unwrap())
+        .collect();
+    tasks.sort();
+    let mut want = vec![t1.as_str(), t2.as_str()];
+    want.sort();
+    assert_eq!(tasks, want, "{all}");
+    app.stop().await;
+}

@@ -1,7 +1,12 @@
-//! `/w/{ws}`: columns by status, live-updated.
+//! `/w/{ws}`: columns by status, live-updated. Two reads fill the board (the
+//! tasks, and every PR link at once); a live notice refetches only what it
+//! names — the task list for a task, one card's links for a PR — and cards
+//! are keyed, so unchanged ones are not rebuilt.
+
+use std::collections::HashMap;
 
 use kandev_core::access::Level;
-use kandev_core::api::{CreateTask, Task};
+use kandev_core::api::{CreateTask, LIVE_TASK_PR_UPDATED, LIVE_TASK_UPDATED, Task, TaskPr};
 use kandev_core::board::TaskStatus;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -12,7 +17,7 @@ use super::task_card::TaskCard;
 use crate::api;
 use crate::components::{Layout, toast};
 use crate::i18n::t;
-use crate::live::use_live;
+use crate::live::use_notice;
 use crate::session::can;
 
 #[component]
@@ -20,10 +25,48 @@ pub fn Board() -> impl IntoView {
     let params = use_params_map();
     let ws = Signal::derive(move || params.with(|p| p.get("ws").unwrap_or_default()));
     let archived = RwSignal::new(false);
-    let tick = use_live();
+    let notice = use_notice();
+    let task_tick = RwSignal::new(0u64);
+    let pr_tick = RwSignal::new(0u64);
     let tasks = LocalResource::new(move || {
-        let (ws, archived, _) = (ws.get(), archived.get(), tick.get());
+        let (ws, archived, _) = (ws.get(), archived.get(), task_tick.get());
         async move { api::tasks(&ws, archived).await }
+    });
+    let all_prs = LocalResource::new(move || {
+        let (ws, archived, _) = (ws.get(), archived.get(), pr_tick.get());
+        async move { api::board_prs(&ws, archived).await }
+    });
+    // Task id → its links: filled by the one read, then patched card by card.
+    let prs = RwSignal::new(HashMap::<String, Vec<TaskPr>>::new());
+    Effect::new(move |_| {
+        if let Some(Ok(list)) = all_prs.get() {
+            let mut by_task: HashMap<String, Vec<TaskPr>> = HashMap::new();
+            for pr in list {
+                by_task.entry(pr.task_id.clone()).or_default().push(pr);
+            }
+            prs.set(by_task);
+        }
+    });
+    Effect::new(move |_| {
+        let Some(n) = notice.get() else { return };
+        match n.kind.as_str() {
+            LIVE_TASK_UPDATED => task_tick.update(|t| *t += 1),
+            LIVE_TASK_PR_UPDATED if !n.id.is_empty() => {
+                spawn_local(async move {
+                    if let Ok(list) = api::task_prs(&n.id).await {
+                        prs.update(|m| {
+                            m.insert(n.id, list);
+                        });
+                    }
+                });
+            }
+            // The stream lost notices: read everything again.
+            "resync" => {
+                task_tick.update(|t| *t += 1);
+                pr_tick.update(|t| *t += 1);
+            }
+            _ => {}
+        }
     });
     let title = RwSignal::new(String::new());
     let writable = can(ws, Level::Write);
@@ -73,15 +116,24 @@ pub fn Board() -> impl IntoView {
                         view! {
                             <section class="column" aria-labelledby=heading_id data-status=status.as_str()>
                                 <h2 id=heading>{move || t(&label_id)}</h2>
-                                {move || {
-                                    let list: Vec<Task> = tasks.get().and_then(Result::ok).unwrap_or_default()
-                                        .into_iter().filter(|x| x.status == status).collect();
-                                    if list.is_empty() {
-                                        view! { <p class="muted">{t("board-empty-column")}</p> }.into_any()
-                                    } else {
-                                        list.into_iter().map(|task| view! { <TaskCard task=task/> }).collect_view().into_any()
+                                {
+                                    let column = Memo::new(move |_| {
+                                        tasks.get().and_then(Result::ok).unwrap_or_default()
+                                            .into_iter().filter(|x| x.status == status).collect::<Vec<Task>>()
+                                    });
+                                    view! {
+                                        <Show when=move || !column.with(Vec::is_empty)
+                                            fallback=|| view! { <p class="muted">{t("board-empty-column")}</p> }>
+                                            <For each=move || column.get() key=|task| (task.id.clone(), task.updated_at) let:task>
+                                                {
+                                                    let id = task.id.clone();
+                                                    let mine = Memo::new(move |_| prs.with(|m| m.get(&id).cloned().unwrap_or_default()));
+                                                    view! { <TaskCard task=task prs=mine/> }
+                                                }
+                                            </For>
+                                        </Show>
                                     }
-                                }}
+                                }
                             </section>
                         }
                     }).collect_view()}

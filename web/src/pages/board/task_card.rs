@@ -1,21 +1,14 @@
-//! A card on the board, with its linked pull requests.
+//! A card on the board, with its linked pull requests. The board hands each
+//! card its own links, so a change to one PR redraws one card.
 
-use kandev_core::api::Task;
+use kandev_core::api::{Task, TaskPr};
 use leptos::prelude::*;
 use leptos_router::components::A;
 
-use crate::api;
 use crate::i18n::{t, ta};
-use crate::live::use_live;
 
 #[component]
-pub fn TaskCard(task: Task) -> impl IntoView {
-    let tick = use_live();
-    let id = task.id.clone();
-    let prs = LocalResource::new(move || {
-        let (id, _) = (id.clone(), tick.get());
-        async move { api::task_prs(&id).await }
-    });
+pub fn TaskCard(task: Task, #[prop(into)] prs: Signal<Vec<TaskPr>>) -> impl IntoView {
     let href = format!("/w/{}/tasks/{}", task.workspace_id, task.id);
     let archived = task.archived_at.is_some();
     view! {
@@ -23,7 +16,7 @@ pub fn TaskCard(task: Task) -> impl IntoView {
             <A href=href>{task.title.clone()}</A>
             {archived.then(|| view! { <span class="badge badge-muted">{move || t("task-archived-note")}</span> })}
             <div class="badges">
-                {move || prs.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|pr| {
+                {move || prs.get().into_iter().map(|pr| {
                     let state_class = format!("badge pr-{}", pr.state);
                     let number = pr.pr_number.to_string();
                     let state = pr.state.clone();
