@@ -38,12 +38,33 @@ where
     .transpose()
 }
 
-/// A field of a PATCH: absent (`None`, via `#[serde(default)]`) leaves the
-/// value alone, `null` (`Some(None)`) clears it.
-pub(crate) fn double_option<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+/// An optional whole number that JSON may spell `229` or `229.0` (JSON
+/// Schema's `integer` admits both); a fraction or a value past `i64` is an
+/// error, `null` or absence is `None`.
+pub(crate) fn opt_whole<'de, D>(d: D) -> Result<Option<i64>, D::Error>
 where
     D: Deserializer<'de>,
-    T: Deserialize<'de>,
 {
-    Option::<T>::deserialize(d).map(Some)
+    match Option::<serde_json::Number>::deserialize(d)? {
+        None => Ok(None),
+        Some(n) => whole(&n)
+            .map(Some)
+            .ok_or_else(|| serde::de::Error::custom(format!("{n} is not a whole number"))),
+    }
+}
+
+/// [`opt_whole`] for a PATCH field: absent leaves it, `null` clears it.
+pub(crate) fn patch_whole<'de, D>(d: D) -> Result<Option<Option<i64>>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    opt_whole(d).map(Some)
+}
+
+fn whole(n: &serde_json::Number) -> Option<i64> {
+    n.as_i64().or_else(|| {
+        let f = n.as_f64()?;
+        // i64::MAX as f64 rounds up to 2^63, which is out of range.
+        (f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64).then_some(f as i64)
+    })
 }

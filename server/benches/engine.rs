@@ -1,6 +1,7 @@
 //! Engine throughput: merged-PR events evaluated per second with 1,000
-//! enabled `github_pr_merged` triggers across 100 automations, runs created
-//! per second, and the machine's raw SQLite insert rate for comparison.
+//! enabled `github_pr_merged` triggers spread over 100 workspaces, then with
+//! 1,000 in the event's own workspace; runs created per second; and the
+//! machine's raw SQLite insert rate for comparison.
 //!
 //! Run: `cargo bench -p kandev-server --bench engine`. Prints figures only.
 
@@ -36,35 +37,50 @@ async fn main() {
     let t = task(&s, &ws, "target").await;
     println!("kandev engine benchmark (SQLite file, in-process bus); figures vary with machine load\n");
 
-    // 1,000 triggers over 100 automations, none matching: pure evaluation.
-    let started = Instant::now();
-    for a in 0..100 {
-        let configs = (0..10)
+    // None of these triggers match: pure evaluation.
+    let none_match = || {
+        (0..10)
             .map(|i| json!({"all_repos": false, "repos": [{"owner": "other", "name": format!("r{i}")}]}))
-            .collect();
-        merged_automation(&s, &ws, &format!("A{a}"), configs, 1).await;
-    }
-    report("set-up: 100 automations x 10 triggers", 1000, started);
+            .collect::<Vec<_>>()
+    };
     let sub = kandev_server::automation::merged::MergedPrSubscriber::new(s.automation.clone());
     sub.start().await.expect("subscribe");
     let events = 200;
+    let mut number = 0;
+    let mut publish_all = async |label: &str| {
+        let started = Instant::now();
+        for _ in 0..events {
+            number += 1;
+            s.bus
+                .publish(TASK_PR_UPDATED, SOURCE_GITHUB, Payload::TaskPr(merged(&t, number)))
+                .await
+                .expect("publish");
+        }
+        report(label, events as usize, started);
+    };
+
+    // 1,000 triggers over 100 workspaces: ten in the event's own.
     let started = Instant::now();
-    for n in 0..events {
-        s.bus
-            .publish(TASK_PR_UPDATED, SOURCE_GITHUB, Payload::TaskPr(merged(&t, n + 1)))
-            .await
-            .expect("publish");
+    merged_automation(&s, &ws, "A0", none_match(), 1).await;
+    for w in 1..100 {
+        let other = workspace(&s, &format!("W{w}")).await;
+        merged_automation(&s, &other, "A", none_match(), 1).await;
     }
-    report(
-        "merged events evaluated (1,000 triggers each, none fire)",
-        events as usize,
-        started,
-    );
+    report("set-up: 100 workspaces x 10 triggers", 1000, started);
+    publish_all("merged events evaluated (1,000 triggers in 100 workspaces, none fire)").await;
+
+    // 1,000 in the event's own workspace (1,990 in all).
+    let started = Instant::now();
+    for a in 1..100 {
+        merged_automation(&s, &ws, &format!("A{a}"), none_match(), 1).await;
+    }
+    report("set-up: 99 more automations x 10 triggers here", 990, started);
+    publish_all("merged events evaluated (1,000 triggers in the event's workspace, none fire)").await;
     let started = Instant::now();
     s.automation.recorder().flush().await;
     report(
         "  evaluation records flushed afterwards",
-        events as usize * 1000,
+        events as usize * (10 + 1000),
         started,
     );
 

@@ -59,7 +59,7 @@ pub struct GithubWorkspaceSettings {
     pub delete_branch: bool,
     /// Minutes a merge waits for CI and reviews in this workspace (1–1440);
     /// `null`: the server's default.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::opt_whole")]
     pub ci_wait_timeout_minutes: Option<i64>,
 }
 

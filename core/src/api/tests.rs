@@ -128,4 +128,11 @@ fn a_repository_patch_tells_absent_from_null() {
     let set: UpdateRepository = serde_json::from_str(r#"{"ci_wait_timeout_minutes":15}"#).unwrap();
     assert_eq!(set.ci_wait_timeout_minutes, Some(Some(15)));
     assert!(serde_json::from_str::<UpdateRepository>(r#"{"name":"x"}"#).is_err());
+    // JSON Schema's integer admits 15.0; a fraction is refused.
+    let float: UpdateRepository = serde_json::from_str(r#"{"ci_wait_timeout_minutes":15.0}"#).unwrap();
+    assert_eq!(float.ci_wait_timeout_minutes, Some(Some(15)));
+    assert!(serde_json::from_str::<UpdateRepository>(r#"{"ci_wait_timeout_minutes":1.5}"#).is_err());
+    assert!(serde_json::from_str::<UpdateRepository>(r#"{"ci_wait_timeout_minutes":1e300}"#).is_err());
+    let settings: GithubWorkspaceSettings = serde_json::from_str(r#"{"ci_wait_timeout_minutes":229.0}"#).unwrap();
+    assert_eq!(settings.ci_wait_timeout_minutes, Some(229));
 }

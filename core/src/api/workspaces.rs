@@ -38,7 +38,7 @@ pub struct Repository {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct UpdateRepository {
-    #[serde(default, deserialize_with = "crate::lenient::double_option")]
+    #[serde(default, deserialize_with = "crate::lenient::patch_whole")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<i64>))]
     pub ci_wait_timeout_minutes: Option<Option<i64>>,
 }
@@ -55,6 +55,6 @@ pub struct CreateRepository {
     pub provider: Option<String>,
     #[serde(default)]
     pub local_path: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::opt_whole")]
     pub ci_wait_timeout_minutes: Option<i64>,
 }

@@ -110,9 +110,11 @@ pub async fn handle(service: &AutomationService, event: Event) {
             return;
         }
     };
+    // Only the resolved workspace's triggers can pass gate 8; an event
+    // without one reaches none.
     let triggers = match service
-        .store()
-        .list_enabled_triggers_by_type(TriggerType::GithubPrMerged)
+        .triggers()
+        .enabled_in(TriggerType::GithubPrMerged, &origin.workspace_id)
         .await
     {
         Ok(t) => t,
@@ -130,7 +132,7 @@ pub async fn handle(service: &AutomationService, event: Event) {
         summary: &summary,
     };
     let mut fired = FiredSet::new();
-    for t in triggers {
+    for t in triggers.iter() {
         // Events of other workspaces are not this automation's business: they
         // leave no evaluation record.
         let own_workspace = !origin.workspace_id.is_empty() && origin.workspace_id == t.automation_workspace_id;
@@ -139,7 +141,16 @@ pub async fn handle(service: &AutomationService, event: Event) {
                 service.note_evaluation((&t.automation_id, &t.trigger_id), &evaluated, outcome, gate);
             }
         };
-        let cfg = match parse_merged(&t.config_raw) {
+        // Parsed once when the index was built; borrowed, not copied.
+        let fresh;
+        let parsed = match &t.merged {
+            Some(p) => p.as_ref(),
+            None => {
+                fresh = parse_merged(&t.config_raw).map_err(|e| e.to_string());
+                fresh.as_ref()
+            }
+        };
+        let cfg = match parsed {
             Ok(c) => c,
             Err(e) => {
                 tracing::debug!(trigger_id = %t.trigger_id, error = %e, "invalid github_pr_merged config; trigger skipped");
@@ -147,7 +158,7 @@ pub async fn handle(service: &AutomationService, event: Event) {
                 continue;
             }
         };
-        if let Err(gate) = check_trigger(&origin.workspace_id, &t.automation_workspace_id, &cfg, &pr) {
+        if let Err(gate) = check_trigger(&origin.workspace_id, &t.automation_workspace_id, cfg, &pr) {
             note(Outcome::Stopped, Some(gate));
             continue;
         }

@@ -5,6 +5,7 @@
 mod crud;
 mod evaluations;
 mod fire;
+pub mod index;
 mod lookup;
 pub mod merged;
 pub mod pr_evaluator;
@@ -38,6 +39,7 @@ pub struct AutomationService {
     board: Arc<BoardService>,
     recorder: EvaluationRecorder,
     lookup: RwLock<Option<Arc<dyn TaskOriginLookup>>>,
+    index: index::TriggerIndex,
 }
 
 impl AutomationService {
@@ -51,7 +53,9 @@ impl AutomationService {
         board: Arc<BoardService>,
     ) -> Self {
         let recorder = EvaluationRecorder::start(store.clone(), metrics.clone());
+        let index = index::TriggerIndex::new(store.clone());
         AutomationService {
+            index,
             store,
             bus,
             outbox,
@@ -76,6 +80,11 @@ impl AutomationService {
 
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The enabled triggers the detectors evaluate, kept in memory.
+    pub fn triggers(&self) -> &index::TriggerIndex {
+        &self.index
     }
 
     pub fn bus(&self) -> &Bus {

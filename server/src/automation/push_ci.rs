@@ -108,21 +108,21 @@ where
         subject,
         summary: &summary,
     };
-    let triggers = match service.store().list_enabled_triggers_by_type(ty).await {
+    let triggers = match service.triggers().enabled(ty).await {
         Ok(t) => t,
         Err(error) => {
             tracing::error!(%error, trigger_type = ty.as_str(), "listing triggers failed; event dropped");
             return;
         }
     };
-    for t in triggers {
+    for t in triggers.iter() {
         let own_workspace = workspace_ids.contains(&t.automation_workspace_id);
         let note = |o: Outcome, g: Option<Gate>| {
             if own_workspace {
                 service.note_evaluation((&t.automation_id, &t.trigger_id), &evaluated, o, g);
             }
         };
-        if let Err(gate) = check(&t) {
+        if let Err(gate) = check(t) {
             note(Outcome::Stopped, Some(gate));
             continue;
         }

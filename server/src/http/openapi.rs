@@ -147,9 +147,9 @@ fn error(description: &str) -> Value {
 }
 
 /// A required name or title: `kandev_core::bounds::required_name`.
-/// A CI wait in minutes, or `null` for "inherit".
+/// A CI wait in minutes (the type, integer or null, comes from the struct).
 fn ci_wait_rule() -> Value {
-    json!({"type": ["integer", "null"], "minimum": 1, "maximum": 1440})
+    json!({"minimum": 1, "maximum": 1440})
 }
 
 fn name_rule() -> Value {

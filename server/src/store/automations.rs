@@ -83,6 +83,14 @@ fn automation(row: &AnyRow, triggers: Vec<Trigger>, repository_ids: Vec<String>)
     })
 }
 
+/// Marks the trigger catalogue changed, in the writer's transaction.
+async fn bump_catalog(conn: &mut AnyConnection) -> StoreResult<()> {
+    sqlx::query("UPDATE trigger_catalog SET version = version + 1 WHERE id = 1")
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
 async fn insert_trigger(
     conn: &mut AnyConnection,
     automation_id: &str,
@@ -104,6 +112,7 @@ async fn insert_trigger(
     .bind(time_to_text(now))
     .execute(&mut *conn)
     .await?;
+    bump_catalog(conn).await?;
     Ok(id)
 }
 
@@ -250,16 +259,28 @@ impl Store {
         if replace_repos {
             replace_repositories(&mut tx, &a.id, &a.repository_ids, now).await?;
         }
+        bump_catalog(&mut tx).await?;
         tx.commit().await?;
         Ok(())
     }
 
     pub async fn delete_automation(&self, id: &str) -> StoreResult<bool> {
+        let mut tx = self.write_tx().await?;
         let done = sqlx::query("DELETE FROM automations WHERE id = $1")
             .bind(id)
-            .execute(&self.pool)
+            .execute(&mut **tx)
             .await?;
+        bump_catalog(&mut tx).await?;
+        tx.commit().await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    /// The trigger catalogue's version stamp (see `automation::index`).
+    pub async fn trigger_catalog_version(&self) -> StoreResult<i64> {
+        let row = sqlx::query("SELECT version FROM trigger_catalog WHERE id = 1")
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| r.int("version")).transpose().map(|v| v.unwrap_or(0))
     }
 
     pub async fn webhook_secret(&self, id: &str) -> StoreResult<String> {
@@ -318,9 +339,9 @@ impl Store {
         enabled: bool,
         now: DateTime<Utc>,
     ) -> StoreResult<Trigger> {
-        let mut conn = self.pool.acquire().await?;
-        let id = insert_trigger(&mut conn, automation_id, ty, config, enabled, now).await?;
-        drop(conn);
+        let mut tx = self.write_tx().await?;
+        let id = insert_trigger(&mut tx, automation_id, ty, config, enabled, now).await?;
+        tx.commit().await?;
         self.get_trigger(&id).await
     }
 
@@ -336,22 +357,29 @@ impl Store {
     }
 
     pub async fn update_trigger(&self, id: &str, config: &Value, enabled: bool, now: DateTime<Utc>) -> StoreResult<()> {
+        let mut tx = self.write_tx().await?;
         let done =
             sqlx::query("UPDATE automation_triggers SET config = $2, enabled = $3, updated_at = $4 WHERE id = $1")
                 .bind(id)
                 .bind(config.to_string())
                 .bind(flag(enabled))
                 .bind(time_to_text(now))
-                .execute(&self.pool)
+                .execute(&mut **tx)
                 .await?;
-        one_row(done)
+        one_row(done)?;
+        bump_catalog(&mut tx).await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     pub async fn delete_trigger(&self, id: &str) -> StoreResult<bool> {
+        let mut tx = self.write_tx().await?;
         let done = sqlx::query("DELETE FROM automation_triggers WHERE id = $1")
             .bind(id)
-            .execute(&self.pool)
+            .execute(&mut **tx)
             .await?;
+        bump_catalog(&mut tx).await?;
+        tx.commit().await?;
         Ok(done.rows_affected() == 1)
     }
 

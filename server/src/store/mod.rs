@@ -126,6 +126,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "notifications",
         include_str!("../../migrations/0006_notifications.sql"),
     ),
+    (
+        7,
+        "trigger_catalog",
+        include_str!("../../migrations/0007_trigger_catalog.sql"),
+    ),
 ];
 
 fn migrator() -> Migrator {

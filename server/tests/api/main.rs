@@ -27,5 +27,6 @@ mod notifications;
 mod sim_openapi;
 mod system_api;
 mod tasks_api;
+mod trigger_index;
 mod trigger_types;
 mod workspaces_api;
