@@ -423,9 +423,9 @@ async fn a_direct_merge_refused_for_the_merge_queue_falls_back_to_enqueuing() {
     app.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_pr_removed_from_the_queue_blocks_with_githubs_reason() {
-    let gh = simulator().await;
+/// A branch that merges through its queue once `build` passes, and a PR
+/// on it whose own build is green.
+fn queued_branch_pr(gh: &Sim, title: &str) -> i64 {
     gh.sim
         .add_ruleset(
             "acme",
@@ -436,8 +436,15 @@ async fn a_pr_removed_from_the_queue_blocks_with_githubs_reason() {
             }),
         )
         .unwrap();
-    let (n, sha) = gh.open("Breaks main");
+    let (n, sha) = gh.open(title);
     gh.green_build(&sha);
+    n
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pr_removed_from_the_queue_blocks_with_githubs_reason() {
+    let gh = simulator().await;
+    let n = queued_branch_pr(&gh, "Breaks main");
     let app = fast(&gh, Db::Sqlite).start().await;
     let t = approve_with_pr(&app, n, "").await;
     let group = {
@@ -468,18 +475,7 @@ async fn a_pr_removed_from_the_queue_blocks_with_githubs_reason() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_merge_takes_a_queued_pr_out_of_the_queue() {
     let gh = simulator().await;
-    gh.sim
-        .add_ruleset(
-            "acme",
-            "api",
-            ruleset(|r| {
-                r.merge_queue = true;
-                r.required_checks = vec!["build".into()];
-            }),
-        )
-        .unwrap();
-    let (n, sha) = gh.open("Changed my mind");
-    gh.green_build(&sha);
+    let n = queued_branch_pr(&gh, "Changed my mind");
     let app = fast(&gh, Db::Sqlite).start().await;
     let t = approve_with_pr(&app, n, "").await;
     eventually("the PR to be queued", Duration::from_secs(20), || async {
