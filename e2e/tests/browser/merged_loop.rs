@@ -55,7 +55,18 @@ async fn merged_loop(ctx: &Ctx, prompt: Option<&str>) -> anyhow::Result<()> {
     // Recent runs shows the run as succeeded; its transcript has the call.
     open_editor(ctx, &ws, &automation).await?;
     ctx.browser.wait_for(".runs-table tr[data-status=succeeded]").await?;
-    ctx.browser.click(".runs-table tr[data-status=succeeded] a.btn").await?;
+    // Live notices may redraw the table under the tap: tap again until the
+    // run page is there.
+    let open = ".runs-table tr[data-status=succeeded] a.btn";
+    eventually("the run page", Duration::from_secs(15), || async {
+        if ctx.browser.exists(".transcript").await {
+            return Some(());
+        }
+        let _ = ctx.browser.click(open).await;
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        None
+    })
+    .await?;
     ctx.browser.wait_text(".msg-tool_call", "archive_task_kandev").await?;
     ctx.browser.wait_text(".transcript", &task).await?;
     ctx.browser
