@@ -97,8 +97,11 @@ impl TriggerIndex {
         // costs one more rebuild — never a stale snapshot labelled current.
         let version = self.store.trigger_catalog_version().await?;
         let mut held = self.held.lock().await;
-        if let Some(s) = held.as_ref().filter(|s| s.version == version) {
+        if let Some(s) = held.as_ref().filter(|s| Some(s.version) == version) {
             return Ok(s.clone());
+        }
+        if version.is_none() {
+            tracing::warn!("the trigger_catalog row is missing; triggers are read for every event");
         }
         let mut by_type = HashMap::new();
         let mut by_workspace: HashMap<(TriggerType, String), Vec<Indexed>> = HashMap::new();
@@ -113,7 +116,8 @@ impl TriggerIndex {
             by_type.insert(ty, Arc::new(all));
         }
         let snapshot = Arc::new(Snapshot {
-            version,
+            // No version: a snapshot nobody will match, so the next event reads again.
+            version: version.unwrap_or(i64::MIN),
             by_type,
             by_workspace: by_workspace.into_iter().map(|(k, v)| (k, Arc::new(v))).collect(),
         });

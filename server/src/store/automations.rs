@@ -276,11 +276,12 @@ impl Store {
     }
 
     /// The trigger catalogue's version stamp (see `automation::index`).
-    pub async fn trigger_catalog_version(&self) -> StoreResult<i64> {
+    /// `None` when the row is gone (a hand edit): nothing can be cached then.
+    pub async fn trigger_catalog_version(&self) -> StoreResult<Option<i64>> {
         let row = sqlx::query("SELECT version FROM trigger_catalog WHERE id = 1")
             .fetch_optional(&self.pool)
             .await?;
-        row.map(|r| r.int("version")).transpose().map(|v| v.unwrap_or(0))
+        row.map(|r| r.int("version")).transpose()
     }
 
     pub async fn webhook_secret(&self, id: &str) -> StoreResult<String> {
