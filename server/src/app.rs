@@ -168,6 +168,7 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
         leases.clone(),
     ));
     board.set_merge_starter(Arc::new(MergerHandle(merger.clone())));
+    let admission = http::overload::Admission::new(settings.max_in_flight, settings.request_timeout);
     Ok(Arc::new(Services {
         settings,
         store,
@@ -185,6 +186,7 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
         github,
         merger,
         ready: AtomicBool::new(false),
+        admission,
     }))
 }
 

@@ -73,6 +73,12 @@ pub struct Settings {
     /// must name it or a loopback host, and cookies are `Secure` under https.
     #[arg(long, env = "KANDEV_PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// API requests served at once; past it callers get a fast 503.
+    #[arg(long, env = "KANDEV_MAX_IN_FLIGHT", default_value = "512")]
+    pub max_in_flight: usize,
+    /// Longest one API request may run before it is answered 503.
+    #[arg(long, env = "KANDEV_REQUEST_TIMEOUT", default_value = "60s", value_parser = duration)]
+    pub request_timeout: Duration,
     /// `text` or `json`.
     #[arg(long, env = "KANDEV_LOG_FORMAT", default_value = "text")]
     pub log_format: String,
@@ -105,6 +111,8 @@ impl Settings {
             web_dir: PathBuf::from("web/dist"),
             admin_token: None,
             public_url: None,
+            max_in_flight: 512,
+            request_timeout: Duration::from_secs(60),
             log_format: "text".into(),
             demo: false,
         }

@@ -28,6 +28,7 @@ pub struct Metrics {
     outbox_published: Counter,
     evaluations_dropped: Counter,
     runs_recovered: Family<Labels, Counter>,
+    requests_shed: Family<Labels, Counter>,
 }
 
 impl Default for Metrics {
@@ -80,8 +81,15 @@ impl Default for Metrics {
             "Runs whose agent died with its replica, by what recovery did",
             runs_recovered.clone(),
         );
+        let requests_shed = Family::<Labels, Counter>::default();
+        registry.register(
+            "http_requests_shed",
+            "API requests answered 503 by overload protection, by cause",
+            requests_shed.clone(),
+        );
         Metrics {
             registry: Arc::new(Mutex::new(registry)),
+            requests_shed,
             outbox_published,
             evaluations_dropped,
             runs_recovered,
@@ -130,6 +138,11 @@ impl Metrics {
 
     pub fn outbox_published(&self) {
         self.outbox_published.inc();
+    }
+
+    /// `in_flight` (the concurrency limit) or `timeout`.
+    pub fn shed(&self, cause: &str) {
+        self.requests_shed.get_or_create(&labels(&[("cause", cause)])).inc();
     }
 
     pub fn evaluation_dropped(&self) {

@@ -38,6 +38,8 @@ pub struct Services {
     pub github: Arc<GithubService>,
     pub merger: Arc<Merger>,
     pub ready: AtomicBool,
+    /// The API's in-flight limit and request deadline.
+    pub admission: crate::http::overload::Admission,
 }
 
 /// What axum handlers receive as `State`.

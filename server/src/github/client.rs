@@ -68,6 +68,10 @@ impl GithubError {
             GithubError::Server(_) | GithubError::Timeout | GithubError::Transport(_)
         )
     }
+
+    pub fn is_rate_limit(&self) -> bool {
+        matches!(self, GithubError::RateLimited(_))
+    }
 }
 
 pub type GithubResult<T> = Result<T, GithubError>;
@@ -113,12 +117,13 @@ pub struct GithubClient {
     /// Branch → when GitHub last said it requires no reviews. A 404 has no
     /// ETag, so without this every sweep would pay for it on every PR.
     no_review_rule: Mutex<HashMap<String, std::time::Instant>>,
+    github_clock: std::sync::atomic::AtomicI64,
 }
 
 /// How long a "no review rule" answer is believed.
 const NO_RULE_TTL: Duration = Duration::from_secs(60);
 
-fn epoch_now() -> u64 {
+pub(crate) fn epoch_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -145,6 +150,7 @@ impl GithubClient {
             etags: Mutex::new(EtagCache::new(DEFAULT_BUDGET)),
             no_review_rule: Mutex::new(HashMap::new()),
             budgets: Mutex::new(HashMap::new()),
+            github_clock: Default::default(),
         }
     }
 
@@ -157,7 +163,13 @@ impl GithubClient {
     }
 
     fn bucket(path: &str) -> &'static str {
-        if path.starts_with("/search/") { "search" } else { "core" }
+        if path.starts_with("/search/") {
+            "search"
+        } else if path.ends_with("/graphql") {
+            "graphql"
+        } else {
+            "core"
+        }
     }
 
     fn note_budget(&self, headers: &HeaderMap, path: &str) {
@@ -170,7 +182,11 @@ impl GithubClient {
         let bucket = headers
             .get("x-ratelimit-resource")
             .and_then(|v| v.to_str().ok())
-            .map(|s| if s == "search" { "search" } else { "core" })
+            .map(|s| match s {
+                "search" => "search",
+                "graphql" => "graphql",
+                _ => "core",
+            })
             .unwrap_or(Self::bucket(path));
         let limit = header_i64(headers, "x-ratelimit-limit").unwrap_or(0);
         self.metrics.github_budget(bucket, remaining);
@@ -198,7 +214,11 @@ impl GithubClient {
 
     /// Seconds left of the budget window of a bucket, for the poller to defer.
     pub fn blocked_until(&self, bucket: &str) -> Option<u64> {
-        self.exhausted(if bucket == "search" { "/search/" } else { "/" })
+        self.exhausted(match bucket {
+            "search" => "/search/",
+            "graphql" => "/graphql",
+            _ => "/",
+        })
     }
 
     async fn send(
@@ -245,6 +265,7 @@ impl GithubClient {
         let status = resp.status();
         self.metrics.github_request(status.as_u16());
         let headers = resp.headers().clone();
+        self.note_clock(&headers);
         if status != StatusCode::NOT_MODIFIED {
             self.note_budget(&headers, path);
         }
@@ -424,6 +445,27 @@ impl GithubClient {
         variables: serde_json::Value,
         read: bool,
     ) -> GithubResult<T> {
+        let (data, errors) = self.graphql_raw(query, variables, read).await?;
+        if let Some(e) = errors.first() {
+            return Err(if e.kind == "NOT_FOUND" {
+                GithubError::NotFound
+            } else {
+                GithubError::Graphql(e.message.clone())
+            });
+        }
+        let data = data.ok_or_else(|| GithubError::Decode("GraphQL answered without data".into()))?;
+        serde_json::from_value(data).map_err(|e| GithubError::Decode(e.to_string()))
+    }
+
+    /// A GraphQL request answered with its data and its errors side by side:
+    /// a batch keeps what resolved when some of it did not. Running out of
+    /// points is [`GithubError::RateLimited`].
+    pub(crate) async fn graphql_raw(
+        &self,
+        query: &str,
+        variables: serde_json::Value,
+        read: bool,
+    ) -> GithubResult<(Option<serde_json::Value>, Vec<GraphqlError>)> {
         let url = graphql_url(&self.base);
         let body = serde_json::json!({"query": query, "variables": variables});
         let mut delay = Duration::from_millis(200);
@@ -439,18 +481,39 @@ impl GithubClient {
                 Err(e) => return Err(e),
             }
         };
-        let answer: GraphqlAnswer<T> =
+        let answer: GraphqlAnswer<serde_json::Value> =
             serde_json::from_slice(&bytes).map_err(|e| GithubError::Decode(e.to_string()))?;
-        if let Some(e) = answer.errors.first() {
-            return Err(if e.kind == "NOT_FOUND" {
-                GithubError::NotFound
-            } else {
-                GithubError::Graphql(e.message.clone())
-            });
+        if answer.errors.iter().any(|e| e.kind == "RATE_LIMITED") {
+            let reset = self.blocked_until("graphql").unwrap_or(epoch_now() + 60);
+            return Err(GithubError::RateLimited(reset));
         }
-        answer
-            .data
-            .ok_or_else(|| GithubError::Decode("GraphQL answered without data".into()))
+        Ok((answer.data, answer.errors))
+    }
+
+    /// GitHub's clock from an answer's `Date` header (whole seconds).
+    fn note_clock(&self, headers: &HeaderMap) {
+        let date = headers
+            .get(reqwest::header::DATE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|d| chrono::DateTime::parse_from_rfc2822(d).ok());
+        if let Some(d) = date {
+            self.github_clock
+                .fetch_max(d.timestamp(), std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// The latest time GitHub's answers have carried (epoch seconds; 0:
+    /// none yet). Edits GitHub stamps with this second or the one before
+    /// may still be followed by more in the same second.
+    pub fn github_clock(&self) -> i64 {
+        self.github_clock.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Points left in GraphQL's budget as GitHub last reported them, with
+    /// when the budget refills.
+    pub fn graphql_budget(&self) -> Option<(i64, u64)> {
+        let budgets = self.budgets.lock().unwrap_or_else(|p| p.into_inner());
+        budgets.get("graphql").map(|b| (b.remaining, b.reset))
     }
 
     /// What GraphQL says about a PR's reviews, conversations and merge-queue

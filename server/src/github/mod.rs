@@ -2,6 +2,7 @@
 //! webhook deliveries and the repository-selector helpers. A simulator with
 //! the same REST shapes lives in `crate::github_sim`.
 
+mod batch;
 pub mod client;
 mod etags;
 mod link;
@@ -28,6 +29,8 @@ pub struct GithubService {
     live: LiveHub,
     clock: Arc<dyn Clock>,
     webhook_secret: Option<String>,
+    /// The sweep's last probe of each watched link.
+    probes: poller::ProbeMemory,
 }
 
 impl GithubService {
@@ -46,6 +49,7 @@ impl GithubService {
             live,
             clock,
             webhook_secret: webhook_secret.filter(|s| !s.is_empty()),
+            probes: Default::default(),
         }
     }
 

@@ -54,9 +54,64 @@ pub fn pr_state(pr: &PullRequest) -> &'static str {
     }
 }
 
+/// Everything a link row is made of, however it was read (REST or a
+/// GraphQL batch).
+pub(crate) struct PrParts {
+    pub pr: PullRequest,
+    /// (reviewer login, review state) of every review, oldest first.
+    pub reviews: Vec<(String, String)>,
+    pub checks: Vec<kandev_core::checks::Check>,
+    pub required_reviews: i64,
+    pub unresolved_review_threads: i64,
+}
+
+impl PrParts {
+    /// The link row these parts make for `task_id`.
+    pub fn row(&self, owner: &str, repo: &str, task_id: &str, workspace_id: &str, now: DateTime<Utc>) -> TaskPr {
+        let pr = &self.pr;
+        let summary = summarize(&self.checks);
+        let (review_state, review_count) = review_summary(&self.reviews, pr.requested_reviewers.len());
+        // The case GitHub reports comes from the URL the API returned.
+        let reported = kandev_core::board::PrRef::parse(&pr.html_url);
+        TaskPr {
+            task_id: task_id.to_string(),
+            workspace_id: workspace_id.to_string(),
+            owner: reported
+                .as_ref()
+                .map(|r| r.owner.clone())
+                .unwrap_or_else(|| owner.to_string()),
+            repo: reported
+                .as_ref()
+                .map(|r| r.repo.clone())
+                .unwrap_or_else(|| repo.to_string()),
+            pr_number: pr.number,
+            pr_url: pr.html_url.clone(),
+            pr_title: pr.title.clone(),
+            head_branch: pr.head.branch.clone(),
+            base_branch: pr.base.branch.clone(),
+            author_login: pr.user.login.clone(),
+            state: pr_state(pr).to_string(),
+            merged_at: time(&pr.merged_at),
+            closed_at: time(&pr.closed_at),
+            review_state,
+            checks_state: summary.state,
+            mergeable_state: pr.mergeable_state.clone(),
+            review_count,
+            pending_review_count: pr.requested_reviewers.len() as i64,
+            required_reviews: self.required_reviews,
+            checks_total: summary.total,
+            checks_passing: summary.passing,
+            unresolved_review_threads: self.unresolved_review_threads,
+            additions: pr.additions,
+            deletions: pr.deletions,
+            last_synced_at: Some(now),
+        }
+    }
+}
+
 impl GithubService {
-    /// Reads everything the row holds: the PR, its reviews and the checks of
-    /// its head commit (check runs and commit statuses).
+    /// Reads everything the row holds over REST: the PR, its reviews and
+    /// the checks of its head commit (check runs and commit statuses).
     pub async fn fetch(
         &self,
         owner: &str,
@@ -83,53 +138,23 @@ impl GithubService {
                     .map(|s| from_commit_status(&s.context, &s.state, s.target_url.as_deref().unwrap_or(""))),
             );
         }
-        let summary = summarize(&checks);
-        let review_pairs: Vec<(String, String)> = reviews
-            .iter()
-            .map(|r| (r.user.login.clone(), r.state.clone()))
-            .collect();
-        let (review_state, review_count) = review_summary(&review_pairs, pr.requested_reviewers.len());
         let (required_reviews, unresolved_review_threads) = if pr_state(&pr) == STATE_OPEN {
             self.review_requirements(owner, repo, &pr).await?
         } else {
             (0, 0)
         };
-        // The case GitHub reports comes from the URL the API returned.
-        let reported = kandev_core::board::PrRef::parse(&pr.html_url);
-        let row = TaskPr {
-            task_id: task_id.to_string(),
-            workspace_id: workspace_id.to_string(),
-            owner: reported
-                .as_ref()
-                .map(|r| r.owner.clone())
-                .unwrap_or_else(|| owner.to_string()),
-            repo: reported
-                .as_ref()
-                .map(|r| r.repo.clone())
-                .unwrap_or_else(|| repo.to_string()),
-            pr_number: pr.number,
-            pr_url: pr.html_url.clone(),
-            pr_title: pr.title.clone(),
-            head_branch: pr.head.branch.clone(),
-            base_branch: pr.base.branch.clone(),
-            author_login: pr.user.login.clone(),
-            state: pr_state(&pr).to_string(),
-            merged_at: time(&pr.merged_at),
-            closed_at: time(&pr.closed_at),
-            review_state,
-            checks_state: summary.state,
-            mergeable_state: pr.mergeable_state.clone(),
-            review_count,
-            pending_review_count: pr.requested_reviewers.len() as i64,
+        let parts = PrParts {
+            reviews: reviews
+                .iter()
+                .map(|r| (r.user.login.clone(), r.state.clone()))
+                .collect(),
+            checks,
             required_reviews,
-            checks_total: summary.total,
-            checks_passing: summary.passing,
             unresolved_review_threads,
-            additions: pr.additions,
-            deletions: pr.deletions,
-            last_synced_at: Some(self.clock.now()),
+            pr,
         };
-        Ok((row, pr.head.sha))
+        let row = parts.row(owner, repo, task_id, workspace_id, self.clock.now());
+        Ok((row, parts.pr.head.sha))
     }
 
     /// Approving reviews the base branch requires (protection and rulesets,

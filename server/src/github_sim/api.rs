@@ -126,13 +126,18 @@ fn put(h: &mut HeaderMap, k: &'static str, v: String) {
     }
 }
 
-fn with_limits(s: &SimState, search: bool, mut r: Response) -> Response {
+fn with_limits(s: &SimState, op: &Op, mut r: Response) -> Response {
     let h = r.headers_mut();
-    put(h, "x-ratelimit-limit", s.limit.to_string());
-    put(h, "x-ratelimit-remaining", s.remaining.max(0).to_string());
-    put(h, "x-ratelimit-reset", s.reset.to_string());
-    put(h, "x-ratelimit-used", (s.limit - s.remaining.max(0)).to_string());
-    put(h, "x-ratelimit-resource", if search { "search" } else { "core" }.into());
+    let (limit, remaining, reset, resource) = if op.name == "graphql" {
+        (s.gql_limit, s.gql_remaining, s.gql_reset, "graphql")
+    } else {
+        (s.limit, s.remaining, s.reset, if op.search { "search" } else { "core" })
+    };
+    put(h, "x-ratelimit-limit", limit.to_string());
+    put(h, "x-ratelimit-remaining", remaining.max(0).to_string());
+    put(h, "x-ratelimit-reset", reset.to_string());
+    put(h, "x-ratelimit-used", (limit - remaining.max(0)).to_string());
+    put(h, "x-ratelimit-resource", resource.into());
     r
 }
 
@@ -175,6 +180,11 @@ fn gate(s: &mut SimState, headers: &HeaderMap, op: &Op) -> (Gate, Duration) {
         let r = json_response(StatusCode::BAD_GATEWAY, json!({"message": "Server Error"}));
         return (Gate::Answer(r), wait);
     }
+    if op.name == "graphql" && s.faults.graphql_errors > 0 {
+        s.faults.graphql_errors -= 1;
+        let r = json_response(StatusCode::BAD_GATEWAY, json!({"message": "Server Error"}));
+        return (Gate::Answer(r), wait);
+    }
     if let Some((o, n)) = op.repo {
         let k = key(o, n);
         let hit = s
@@ -212,6 +222,10 @@ fn gate(s: &mut SimState, headers: &HeaderMap, op: &Op) -> (Gate, Duration) {
             }
         }
     }
+    // GraphQL charges points from its own budget, in its handler.
+    if op.name == "graphql" {
+        return (Gate::Proceed, wait);
+    }
     let now = Utc::now().timestamp();
     if now >= s.reset {
         s.remaining = s.limit;
@@ -222,7 +236,7 @@ fn gate(s: &mut SimState, headers: &HeaderMap, op: &Op) -> (Gate, Duration) {
             StatusCode::FORBIDDEN,
             json!({"message": "API rate limit exceeded for user."}),
         );
-        return (Gate::Answer(with_limits(s, op.search, r)), wait);
+        return (Gate::Answer(with_limits(s, op, r)), wait);
     }
     (Gate::Proceed, wait)
 }
@@ -251,9 +265,11 @@ pub async fn api(
             s.counters.not_modified += 1;
             let mut r = StatusCode::NOT_MODIFIED.into_response();
             put(r.headers_mut(), "etag", etag);
-            (with_limits(&s, op.search, r), None)
+            (with_limits(&s, &op, r), None)
         } else {
-            s.remaining -= 1;
+            if op.name != "graphql" {
+                s.remaining -= 1;
+            }
             s.counters.rate_limited += 1;
             let body = if answer.status == StatusCode::NO_CONTENT {
                 String::new()
@@ -272,7 +288,7 @@ pub async fn api(
             if let Some(link) = answer.link {
                 put(r.headers_mut(), "link", link);
             }
-            (with_limits(&s, op.search, r), answer.delivery)
+            (with_limits(&s, &op, r), answer.delivery)
         }
     };
     if let Some((event, payload)) = delivery {

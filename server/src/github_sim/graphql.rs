@@ -13,7 +13,8 @@ use serde_json::{Map, Value, json};
 
 use super::Simulator;
 use super::api::{Answer, Op, api};
-use super::gql_parse::{Field, parse, project};
+use super::gql_parse::{Field, cost, parse, project};
+use super::gql_pull;
 use super::shapes::ts;
 use super::state::{QueueEntry, SimPr, SimRepo, SimState};
 
@@ -57,9 +58,29 @@ pub async fn endpoint(State(sim): State<Simulator>, h: HeaderMap, body: Bytes) -
                 );
             }
         };
+        // Points, as GitHub charges them: a query by the connections it may
+        // read, a mutation one.
+        let points = if op.mutation { 1 } else { cost(&op.selection) };
+        let now = Utc::now().timestamp();
+        if now >= s.gql_reset {
+            s.gql_remaining = s.gql_limit;
+            s.gql_reset = now + 3600;
+        }
+        if s.gql_remaining < points {
+            return Answer::ok(json!({"errors": [{"type": "RATE_LIMITED",
+                "message": format!("API rate limit exceeded for user ID 1. Resets at {}.", s.gql_reset)}]}));
+        }
+        s.gql_remaining -= points;
+        s.gql_last_cost = points;
+        s.counters.graphql_points += points as u64;
+        let mut errors = vec![];
         let mut data = Map::new();
         for field in &op.selection {
-            let resolved = if op.mutation { mutate(s, field) } else { query(s, field) };
+            let resolved = if op.mutation {
+                mutate(s, field)
+            } else {
+                query(s, field, &mut errors)
+            };
             match resolved {
                 Ok(v) => {
                     data.insert(field.key().to_string(), v);
@@ -67,9 +88,21 @@ pub async fn endpoint(State(sim): State<Simulator>, h: HeaderMap, body: Bytes) -
                 Err((m, kind)) => return error(&m, kind),
             }
         }
-        Answer::ok(json!({"data": data}))
+        if errors.is_empty() {
+            Answer::ok(json!({"data": data}))
+        } else {
+            Answer::ok(json!({"data": data, "errors": errors}))
+        }
     })
     .await
+}
+
+/// A field that resolved to nothing: `null` in the data, its error beside
+/// it with the path to it (GitHub answers the rest of the query).
+fn missing(errors: &mut Vec<Value>, path: &[&str], message: String) -> Value {
+    errors.push(json!({"type": "NOT_FOUND", "path": path, "message": message,
+                       "locations": [{"line": 1, "column": 1}]}));
+    Value::Null
 }
 
 type Resolved = Result<Value, (String, &'static str)>;
@@ -82,7 +115,7 @@ fn arg<'a>(f: &'a Field, name: &str) -> Option<&'a Value> {
     f.args.get(name)
 }
 
-fn query(s: &SimState, f: &Field) -> Resolved {
+fn query(s: &SimState, f: &Field, errors: &mut Vec<Value>) -> Resolved {
     match f.name.as_str() {
         "repository" => {
             let (Some(owner), Some(name)) = (
@@ -92,15 +125,15 @@ fn query(s: &SimState, f: &Field) -> Resolved {
                 return Err(invalid("repository needs owner and name".into()));
             };
             let Some(repo) = s.repo(owner, name) else {
-                return Err((
-                    format!("Could not resolve to a Repository with the name '{owner}/{name}'."),
-                    "NOT_FOUND",
-                ));
+                let m = format!("Could not resolve to a Repository with the name '{owner}/{name}'.");
+                return Ok(missing(errors, &[f.key()], m));
             };
-            repository(repo, f)
+            repository(repo, f, errors)
         }
         "rateLimit" => Ok(project(
-            &json!({"__typename": "RateLimit", "limit": s.limit, "remaining": s.remaining, "cost": 1}),
+            &json!({"__typename": "RateLimit", "limit": s.gql_limit, "remaining": s.gql_remaining,
+                    "used": s.gql_limit - s.gql_remaining, "cost": s.gql_last_cost,
+                    "resetAt": ts(chrono::DateTime::from_timestamp(s.gql_reset, 0))}),
             &f.selection,
         )
         .map_err(invalid)?),
@@ -108,7 +141,7 @@ fn query(s: &SimState, f: &Field) -> Resolved {
     }
 }
 
-fn repository(repo: &SimRepo, f: &Field) -> Resolved {
+fn repository(repo: &SimRepo, f: &Field, errors: &mut Vec<Value>) -> Resolved {
     let mut out = Map::new();
     for sel in &f.selection {
         let v = match sel.name.as_str() {
@@ -116,12 +149,11 @@ fn repository(repo: &SimRepo, f: &Field) -> Resolved {
                 let n = arg(sel, "number").and_then(Value::as_i64).unwrap_or(0);
                 match repo.prs.get(&n) {
                     Some(pr) => pull_request(repo, pr, sel)?,
-                    None => {
-                        return Err((
-                            format!("Could not resolve to a PullRequest with the number of {n}."),
-                            "NOT_FOUND",
-                        ));
-                    }
+                    None => missing(
+                        errors,
+                        &[f.key(), sel.key()],
+                        format!("Could not resolve to a PullRequest with the number of {n}."),
+                    ),
                 }
             }
             "mergeQueue" => {
@@ -176,34 +208,23 @@ fn entry_json(repo: &SimRepo, pr: &SimPr, e: &QueueEntry) -> Value {
            "position": position, "enqueuedAt": ts(e.enqueued_at), "headCommit": {"oid": pr.head_sha}})
 }
 
+/// The fields of a selection on `kind`, fragments on it spread in place.
+fn fields_on<'a>(selection: &'a [Field], kind: &str) -> Vec<&'a Field> {
+    selection
+        .iter()
+        .flat_map(|f| match &f.on_type {
+            Some(on) if on == kind => fields_on(&f.selection, kind),
+            Some(_) => vec![],
+            None => vec![f],
+        })
+        .collect()
+}
+
 fn pull_request(repo: &SimRepo, pr: &SimPr, f: &Field) -> Resolved {
     let mut out = Map::new();
-    for sel in &f.selection {
+    let mut full: Option<Value> = None;
+    for sel in fields_on(&f.selection, "PullRequest") {
         let v = match sel.name.as_str() {
-            "reviewThreads" => {
-                let first = arg(sel, "first").and_then(Value::as_u64).unwrap_or(100).min(100) as usize;
-                let after = arg(sel, "after")
-                    .and_then(Value::as_str)
-                    .and_then(|c| c.strip_prefix("cursor:"))
-                    .and_then(|n| n.parse::<usize>().ok())
-                    .unwrap_or(0);
-                let nodes: Vec<Value> = pr
-                    .threads
-                    .iter()
-                    .skip(after)
-                    .take(first)
-                    .map(|t| {
-                        json!({"__typename": "PullRequestReviewThread", "id": format!("PRRT_{}", t.id),
-                                    "isResolved": t.resolved, "path": t.path, "isOutdated": false})
-                    })
-                    .collect();
-                let end = after + nodes.len();
-                let conn = json!({"__typename": "PullRequestReviewThreadConnection",
-                                  "totalCount": pr.threads.len(), "nodes": nodes,
-                                  "pageInfo": {"__typename": "PageInfo", "hasNextPage": end < pr.threads.len(),
-                                               "endCursor": format!("cursor:{end}")}});
-                project(&conn, &sel.selection).map_err(invalid)?
-            }
             "timelineItems" => {
                 let nodes: Vec<Value> = pr
                     .dequeued_reason
@@ -221,20 +242,11 @@ fn pull_request(repo: &SimRepo, pr: &SimPr, f: &Field) -> Resolved {
                 _ => Value::Null,
             },
             _ => {
-                let full = json!({
-                    "__typename": "PullRequest", "id": pr.node_id(), "number": pr.number,
-                    "reviewDecision": repo.review_decision(pr),
-                    "isInMergeQueue": pr.queue.is_some() && pr.state == "open",
-                    "headRefOid": pr.head_sha, "merged": pr.merged, "state": pr.state.to_uppercase(),
-                    "isDraft": pr.draft,
-                });
-                let Some(v) = full.get(&sel.name) else {
-                    return Err(invalid(format!(
-                        "Field '{}' doesn't exist on type 'PullRequest'",
-                        sel.name
-                    )));
-                };
-                project(v, &sel.selection).map_err(invalid)?
+                let whole = full.get_or_insert_with(|| gql_pull::pull(repo, pr));
+                match project(whole, std::slice::from_ref(sel)).map_err(invalid)? {
+                    Value::Object(mut m) => m.remove(sel.key()).unwrap_or(Value::Null),
+                    _ => Value::Null,
+                }
             }
         };
         out.insert(sel.key().to_string(), v);

@@ -9,6 +9,7 @@
 mod api;
 mod control;
 mod gql_parse;
+mod gql_pull;
 mod graphql;
 mod rest;
 mod rules;
@@ -232,6 +233,15 @@ impl Simulator {
     pub fn patch_pr(&self, owner: &str, name: &str, number: i64, patch: PrPatch) -> SimResult<()> {
         let mut s = self.lock();
         let pr = s.pr_mut(owner, name, number).ok_or_else(|| missing("pull request"))?;
+        // Edits GitHub records on the PR itself move `updated_at`; background
+        // mergeability (behind, conflict, known) does not.
+        if patch.title.is_some()
+            || patch.draft.is_some()
+            || patch.additions.is_some()
+            || patch.requested_reviewers.is_some()
+        {
+            pr.updated_at = Some(Utc::now());
+        }
         if let Some(v) = patch.title {
             pr.title = v;
         }
@@ -266,6 +276,7 @@ impl Simulator {
                 user: user.to_string(),
                 state: state.to_string(),
             });
+            pr.updated_at = Some(Utc::now());
             webhooks::review(&s, owner, name, number, user, state)
         };
         self.deliver("pull_request_review", payload);
@@ -371,6 +382,8 @@ impl Simulator {
             path: path.to_string(),
             resolved: false,
         });
+        // A new conversation is a comment on the PR; resolving one is not.
+        pr.updated_at = Some(Utc::now());
         Ok(id)
     }
 
@@ -424,6 +437,13 @@ impl Simulator {
         let mut s = self.lock();
         s.remaining = remaining;
         s.reset = Utc::now().timestamp() + reset_in_secs;
+    }
+
+    /// GraphQL's budget, in points.
+    pub fn set_graphql_budget(&self, remaining: i64, reset_in_secs: i64) {
+        let mut s = self.lock();
+        s.gql_remaining = remaining;
+        s.gql_reset = Utc::now().timestamp() + reset_in_secs;
     }
 
     pub fn counters(&self) -> Counters {

@@ -186,6 +186,9 @@ pub struct Counters {
     pub merge_calls: u64,
     /// GraphQL requests, queries and mutations alike.
     pub graphql: u64,
+    /// GraphQL points charged (GitHub's cost of each query).
+    #[serde(default)]
+    pub graphql_points: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -199,6 +202,9 @@ pub struct Faults {
     /// The next this many requests answer 502 (GitHub having a bad minute).
     #[serde(default)]
     pub server_errors: u32,
+    /// The next this many GraphQL requests answer 502 (REST still works).
+    #[serde(default)]
+    pub graphql_errors: u32,
 }
 
 /// A fault on one repository's requests, as GitHub answers them.
@@ -253,6 +259,11 @@ pub struct SimState {
     pub limit: i64,
     pub remaining: i64,
     pub reset: i64,
+    /// GraphQL's own budget, in points (GitHub keeps it apart from REST's).
+    pub gql_limit: i64,
+    pub gql_remaining: i64,
+    pub gql_reset: i64,
+    pub gql_last_cost: i64,
     pub faults: Faults,
     pub repo_faults: HashMap<(String, String), RepoFault>,
     pub timing: Timing,
@@ -271,6 +282,10 @@ impl Default for SimState {
             limit: 5000,
             remaining: 5000,
             reset: Utc::now().timestamp() + 3600,
+            gql_limit: 5000,
+            gql_remaining: 5000,
+            gql_reset: Utc::now().timestamp() + 3600,
+            gql_last_cost: 0,
             faults: Faults::default(),
             repo_faults: HashMap::new(),
             timing: Timing::default(),

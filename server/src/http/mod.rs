@@ -11,6 +11,7 @@ pub mod guard;
 mod members;
 mod notifications;
 mod openapi;
+pub mod overload;
 pub mod routes;
 mod stream;
 mod system;
@@ -85,6 +86,7 @@ pub fn router(state: AppState, routes: ApiRoutes, web_dir: &Path) -> Router {
         .precompressed_gzip()
         .fallback(ServeFile::new(index));
     api.fallback_service(spa)
+        .layer(middleware::from_fn_with_state(state.clone(), overload::admit))
         .layer(middleware::from_fn_with_state(state.clone(), record_metrics))
         .layer(middleware::from_fn_with_state(state.clone(), guard::host_check))
         .layer(CompressionLayer::new())

@@ -19,8 +19,9 @@ pub struct EvaluationRecord {
     pub at: DateTime<Utc>,
 }
 
-/// How many evaluations each automation keeps.
-pub const KEEP_PER_AUTOMATION: i64 = 100;
+/// How many evaluations each automation keeps: a few hundred events' worth
+/// of "why didn't it fire?" for a busy automation.
+pub const KEEP_PER_AUTOMATION: i64 = 300;
 
 fn gate_from(name: &str) -> Option<Gate> {
     serde_json::from_value(serde_json::Value::String(name.to_string())).ok()

@@ -6,7 +6,7 @@
 
 pub mod agents;
 pub mod automations;
-mod evaluations;
+pub mod evaluations;
 pub mod github_state;
 pub mod leases;
 mod members;

@@ -397,67 +397,6 @@ async fn push_and_check_run_deliveries_fire_their_triggers() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unchanged_second_sweep_spends_no_rate_limit() {
-    let gh = simulator().await;
-    let app = gh.app(Db::Sqlite).start().await;
-    let ws = app.workspace("W").await;
-    for i in 0..3 {
-        let (n, sha) = gh.open(&format!("PR {i}"));
-        gh.green_build(&sha);
-        let t = app.task(&ws, &format!("T{i}")).await;
-        app.link(&t, n).await;
-    }
-    app.sweep().await;
-    gh.sim.reset_counters();
-    let report = app.sweep().await;
-    let c = gh.sim.counters();
-    assert_eq!(report.synced, 3);
-    assert_eq!(
-        c.rate_limited, 0,
-        "every re-read was conditional and answered 304: {c:?}"
-    );
-    assert_eq!(c.not_modified, c.requests);
-    app.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_exhausted_budget_defers_the_sweep_without_hammering() {
-    let gh = simulator().await;
-    let (n, _) = gh.open("Busy");
-    let app = gh.app(Db::Sqlite).start().await;
-    let ws = app.workspace("W").await;
-    let t = app.task(&ws, "T").await;
-    app.link(&t, n).await;
-    gh.sim.set_rate_limit(0, 3600);
-    gh.sim.reset_counters();
-    let report = app.sweep().await;
-    assert_eq!(report.failed, 1);
-    let after_first = gh.sim.counters().requests;
-    assert!(after_first >= 1);
-    let report = app.sweep().await;
-    assert_eq!(report.failed, 1);
-    assert_eq!(
-        gh.sim.counters().requests,
-        after_first,
-        "the client knows the reset time and does not ask again"
-    );
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert!(
-        metrics.contains("kandev_github_rate_limit_remaining{bucket=\"core\"} 0"),
-        "{metrics}"
-    );
-    app.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn new_pull_requests_honour_every_filter_and_link_the_pr_to_the_run() {
     let gh = simulator().await;
     gh.sim
