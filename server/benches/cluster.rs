@@ -6,6 +6,8 @@
 //! Run: `cargo xtask bench` (or `cargo bench -p kandev-server --bench cluster`
 //! with `KANDEV_TEST_POSTGRES_URL` and `KANDEV_TEST_NATS_URL` set).
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use kandev_server::github_sim::Simulator;
@@ -112,5 +114,19 @@ async fn main() {
     println!(
         "three replicas handle {:.2}x one process (goal: 2x; on a two-core machine the replicas and their agents share the same cores)",
         three / one.max(1e-9)
+    );
+    common::figure(
+        "cluster: one process, SQLite",
+        one,
+        "merges/s",
+        "-",
+        Some((raw_sqlite, "raw inserts/s")),
+    );
+    common::figure(
+        "cluster: three replicas, PostgreSQL + NATS",
+        three,
+        "merges/s",
+        "2x one process",
+        Some((one, "one process merges/s")),
     );
 }

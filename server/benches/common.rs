@@ -1,6 +1,9 @@
 //! Shared set-up for the benchmarks: a constructed server over a temporary
 //! SQLite file. Figures are printed, never asserted.
 
+// Each bench uses its own part of this.
+#![allow(dead_code)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -87,4 +90,13 @@ pub fn report(label: &str, n: usize, started: Instant) {
         d.as_secs_f64() * 1000.0,
         rate(n, d)
     );
+}
+
+/// One line `cargo xtask bench` gathers into its table: the figure, its
+/// goal, and the same run's raw baseline when there is one.
+pub fn figure(name: &str, value: f64, unit: &str, goal: &str, baseline: Option<(f64, &str)>) {
+    let (b, label) = baseline
+        .map(|(v, n)| (format!("{v:.1}"), n.to_string()))
+        .unwrap_or(("-".into(), String::new()));
+    println!("@figure {name}|{value:.3}|{unit}|{goal}|{b}|{label}");
 }

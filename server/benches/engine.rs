@@ -7,6 +7,7 @@
 
 mod common;
 
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
 use kandev_core::events::{Payload, SOURCE_GITHUB, TASK_PR_UPDATED};
@@ -57,6 +58,7 @@ async fn main() {
                 .expect("publish");
         }
         report(label, events as usize, started);
+        rate(events as usize, started.elapsed())
     };
 
     // 1,000 triggers over 100 workspaces: ten in the event's own.
@@ -67,7 +69,7 @@ async fn main() {
         merged_automation(&s, &other, "A", none_match(), 1).await;
     }
     report("set-up: 100 workspaces x 10 triggers", 1000, started);
-    publish_all("merged events evaluated (1,000 triggers in 100 workspaces, none fire)").await;
+    let spread = publish_all("merged events evaluated (1,000 triggers in 100 workspaces, none fire)").await;
 
     // 1,000 in the event's own workspace (1,990 in all).
     let started = Instant::now();
@@ -75,13 +77,23 @@ async fn main() {
         merged_automation(&s, &ws, &format!("A{a}"), none_match(), 1).await;
     }
     report("set-up: 99 more automations x 10 triggers here", 990, started);
-    publish_all("merged events evaluated (1,000 triggers in the event's workspace, none fire)").await;
+    let own = publish_all("merged events evaluated (1,000 triggers in the event's workspace, none fire)").await;
     let started = Instant::now();
     s.automation.recorder().flush().await;
     report(
         "  evaluation records flushed afterwards",
         events as usize * (10 + 1000),
         started,
+    );
+    let trace = s.automation.recorder().counters();
+    let (recorded, written, micros) = (
+        trace.recorded.load(Relaxed),
+        trace.written.load(Relaxed),
+        trace.write_micros.load(Relaxed),
+    );
+    let per_event = micros as f64 / (2 * events) as f64;
+    println!(
+        "  evaluation trace: {recorded} records, {written} rows written (rings of the newest per automation), {per_event:.0} µs of writing per event"
     );
 
     // Runs created: one matching automation, distinct PRs, the highest cap;
@@ -111,11 +123,18 @@ async fn main() {
                     .expect("publish");
             }
         }
-        s.orchestrator.wait_idle().await;
+        // The figure is fire → task and `task_created` row (one
+        // transaction); the agents those runs start come after it.
+        let mut created = 0;
+        while created < runs as usize && started.elapsed() < std::time::Duration::from_secs(60) {
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            created = s.store.list_run_records(&a).await.expect("runs").len();
+        }
         rates.push(rate(runs as usize, started.elapsed()));
         report(label, runs as usize, started);
+        s.orchestrator.wait_idle().await;
         let created = s.store.list_run_records(&a).await.expect("runs").len();
-        println!("  (run rows written: {created})");
+        println!("  (run rows written: {created}; agents started after)");
         s.runtime.wait_idle().await;
     }
 
@@ -135,6 +154,43 @@ async fn main() {
             .expect("insert");
     }
     report("raw SQLite single-row inserts (autocommit)", rows, started);
+    let raw = rate(rows, started.elapsed());
+    let baseline = Some((raw, "raw inserts/s"));
+    figure(
+        "engine: merged events/s, 1,000 triggers in 100 workspaces",
+        spread,
+        "events/s",
+        ">= 5,000",
+        baseline,
+    );
+    figure(
+        "engine: merged events/s, 1,000 triggers in one workspace",
+        own,
+        "events/s",
+        ">= 2,000",
+        baseline,
+    );
+    figure(
+        "engine: evaluation trace writes per event",
+        per_event,
+        "µs",
+        "< evaluation",
+        Some((1e6 / own, "µs/event")),
+    );
+    figure(
+        "engine: runs created/s (direct)",
+        rates[0],
+        "runs/s",
+        ">= 500",
+        baseline,
+    );
+    figure(
+        "engine: runs created/s (through the outbox)",
+        rates[1],
+        "runs/s",
+        ">= 500",
+        baseline,
+    );
     let overhead = (rates[0] / rates[1].max(1e-9) - 1.0) * 100.0;
     println!("\nthe outbox costs {overhead:.0}% of run throughput over publishing directly (goal: at most 20%)");
     sub.stop().await;

@@ -1,6 +1,7 @@
-//! GitHub side costs: rate-limited requests per watched PR per sweep for 1,000
-//! linked open PRs (cold, then unchanged with conditional requests), and the
-//! merge → run-row latency with and without webhooks.
+//! GitHub side costs: requests per watched PR per sweep and sweep time for
+//! 2,000 linked open PRs with 100 ms of simulated latency (cold, then
+//! unchanged), the GraphQL points an hour of sweeping costs, and the merge →
+//! run-row latency with and without webhooks.
 //!
 //! Run: `cargo bench -p kandev-server --bench github`. Prints figures only.
 
@@ -13,12 +14,13 @@ use kandev_core::task_pr::TaskPr;
 use kandev_server::app::{Application, BuildOptions};
 use kandev_server::config::Settings;
 use kandev_server::github::poller::sweep;
-use kandev_server::github_sim::{NewPr, Simulator};
+use kandev_server::github_sim::{NewPr, Simulator, Timing};
 use serde_json::json;
 
 use common::*;
 
-const PRS: i64 = 1000;
+const PRS: i64 = 2000;
+const LATENCY_MS: u64 = 100;
 
 async fn sweep_costs(sim: &Simulator, base: &str) {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -55,19 +57,73 @@ async fn sweep_costs(sim: &Simulator, base: &str) {
         s.store.upsert_task_pr(&row, &sha, s.clock.now()).await.expect("row");
     }
     report("set-up: linked open PRs", PRS as usize, started);
-    for label in ["first sweep (cold caches)", "second sweep (nothing changed)"] {
+    sim.set_timing(Timing {
+        latency_ms: LATENCY_MS,
+        ..Default::default()
+    });
+    let mut warm_points = 0;
+    let mut sweeps = vec![];
+    for label in [
+        "first sweep (cold: every PR read in full)",
+        "second sweep (nothing changed)",
+    ] {
+        // Past the second of the last read: GitHub's updatedAt is in whole seconds.
+        tokio::time::sleep(Duration::from_millis(2100)).await;
         sim.reset_counters();
         let started = Instant::now();
         let r = sweep(&s.github, Duration::from_secs(3600)).await;
         let c = sim.counters();
         report(&format!("sweep: {label}"), r.watched, started);
         println!(
-            "  requests per watched PR: {:.2} total, {:.2} rate-limited ({} answered 304)",
+            "  requests per watched PR: {:.3} ({} GraphQL, {} REST), {} GraphQL points",
             c.requests as f64 / r.watched.max(1) as f64,
-            c.rate_limited as f64 / r.watched.max(1) as f64,
-            c.not_modified
+            c.graphql,
+            c.requests - c.graphql,
+            c.graphql_points
         );
+        warm_points = c.graphql_points;
+        sweeps.push((
+            started.elapsed().as_secs_f64(),
+            c.requests as f64 / r.watched.max(1) as f64,
+        ));
     }
+    // A sweep a minute, plus each PR's full read every ten minutes (six
+    // points per hundred PRs).
+    let full_reads = (PRS as u64).div_ceil(100) * 6 * 6;
+    let hourly = warm_points * 60 + full_reads;
+    println!(
+        "  GraphQL points an hour at a 60 s interval: {hourly} of 5,000 ({:.0}%; goal: under half)",
+        hourly as f64 / 50.0
+    );
+    sim.set_timing(Timing::default());
+    figure(
+        "github: sweep of 2,000 PRs at 100 ms, cold",
+        sweeps[0].0,
+        "s",
+        "<= 5",
+        None,
+    );
+    figure(
+        "github: sweep of 2,000 PRs at 100 ms, unchanged",
+        sweeps[1].0,
+        "s",
+        "<= 5",
+        None,
+    );
+    figure(
+        "github: requests per watched PR per sweep, unchanged",
+        sweeps[1].1,
+        "requests",
+        "<= 0.02",
+        None,
+    );
+    figure(
+        "github: GraphQL points an hour (2,000 PRs, 60 s)",
+        hourly as f64,
+        "points",
+        "< 2,500",
+        Some((5000.0, "points/h limit")),
+    );
 }
 
 async fn latency(sim: &Simulator, base: &str, webhooks: bool) -> Duration {
@@ -139,7 +195,9 @@ async fn main() {
     let (addr, _) = sim.serve("127.0.0.1:0").await.expect("simulator");
     sim.add_repo("acme", "api", false);
     let base = format!("http://{addr}");
-    println!("kandev GitHub benchmark against the simulator on loopback; figures vary with machine load\n");
+    println!(
+        "kandev GitHub benchmark against the simulator on loopback ({LATENCY_MS} ms latency for the sweeps); figures vary with machine load\n"
+    );
     sweep_costs(&sim, &base).await;
     let polled = latency(&sim, &base, false).await;
     println!(
@@ -152,5 +210,19 @@ async fn main() {
         "{:<58} {:>8.1} ms",
         "merge → run row, with webhooks",
         hooked.as_secs_f64() * 1000.0
+    );
+    figure(
+        "github: merge → run row, poller only (2 s interval)",
+        polled.as_secs_f64() * 1000.0,
+        "ms",
+        "-",
+        None,
+    );
+    figure(
+        "github: merge → run row, with webhooks",
+        hooked.as_secs_f64() * 1000.0,
+        "ms",
+        "< 1,000",
+        None,
     );
 }

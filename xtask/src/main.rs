@@ -4,10 +4,13 @@
 //! - `test`: set up tools and test services, build the web app, run every test
 //! - `web`: build the web bundle into `web/dist`
 //! - `setup`: install the build tools only
-//! - `bench`: run the benchmarks (figures are printed, never asserted)
+//! - `bench`: run the benchmarks and print one table of figures, goals and
+//!   baselines (printed, never asserted)
+//! - `load`: 200 clients against a running server for a minute a phase
 //! - `contract`: schemathesis against the running server (part of `test`)
 //! - `cluster`: three replicas on one PostgreSQL and one NATS, to try
 
+mod bench;
 mod cluster;
 mod contract;
 mod services;
@@ -28,11 +31,12 @@ fn main() -> ExitCode {
         "web" => tools::setup().and_then(|_| web::build()),
         "run" => tools::setup().and_then(|_| web::build()).and_then(|_| run(&rest)),
         "test" => test(&rest),
-        "bench" => bench(&rest),
+        "bench" => bench::all(&rest),
+        "load" => bench::load(),
         "contract" => tools::setup().and_then(|_| contract::check()),
         "cluster" => tools::setup().and_then(|_| web::build()).and_then(|_| cluster::run()),
         _ => {
-            eprintln!("usage: cargo xtask <setup|web|run|test|bench|contract|cluster>");
+            eprintln!("usage: cargo xtask <setup|web|run|test|bench|load|contract|cluster>");
             return ExitCode::from(2);
         }
     };
@@ -111,17 +115,5 @@ fn test(extra: &[String]) -> Result<(), String> {
     // The contract runs last: a failing test above is the more useful news.
     let result = result.and_then(|_| contract::check());
     sh::step(&format!("test command finished in {:.0?}", started.elapsed()));
-    result
-}
-
-fn bench(extra: &[String]) -> Result<(), String> {
-    tools::setup()?;
-    // The cluster benchmark runs replicas on PostgreSQL and NATS.
-    services::install()?;
-    let running = services::start()?;
-    let mut args = vec!["bench", "-p", "kandev-server"];
-    args.extend(extra.iter().map(String::as_str));
-    let result = sh::run("cargo", &args, &running.env());
-    drop(running);
     result
 }

@@ -3,7 +3,7 @@
 //! `kandev_core`.
 
 mod crud;
-mod evaluations;
+pub mod evaluations;
 mod fire;
 pub mod index;
 mod lookup;

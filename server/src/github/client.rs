@@ -296,6 +296,16 @@ impl GithubClient {
             StatusCode::FORBIDDEN | StatusCode::TOO_MANY_REQUESTS if limited => {
                 let wait = header_i64(&headers, "retry-after").map(|s| epoch_now() + s.max(0) as u64);
                 let reset = header_i64(&headers, "x-ratelimit-reset").map(|r| r.max(0) as u64);
+                if let Some(until) = wait {
+                    // A secondary limit: nothing more on this bucket until it says.
+                    self.budgets.lock().unwrap_or_else(|p| p.into_inner()).insert(
+                        Self::bucket(path).to_string(),
+                        Budget {
+                            remaining: 0,
+                            reset: until,
+                        },
+                    );
+                }
                 GithubError::RateLimited(wait.or(reset).unwrap_or(epoch_now() + 60))
             }
             StatusCode::FORBIDDEN => GithubError::Forbidden(message),

@@ -30,13 +30,12 @@ fn error(message: &str, kind: &str) -> Answer {
     Answer::ok(json!({"data": null, "errors": [{"type": kind, "message": message}]}))
 }
 
-/// The repository a request names, for per-repository faults.
+/// The repository a request names, for per-repository faults (a batch's
+/// first repository).
 fn named_repo(req: &Request) -> Option<(String, String)> {
     let v = req.variables.as_ref()?;
-    Some((
-        v.get("owner")?.as_str()?.to_string(),
-        v.get("name")?.as_str()?.to_string(),
-    ))
+    let pair = |o: &str, n: &str| Some((v.get(o)?.as_str()?.to_string(), v.get(n)?.as_str()?.to_string()));
+    pair("owner", "name").or_else(|| pair("o0", "n0"))
 }
 
 pub async fn endpoint(State(sim): State<Simulator>, h: HeaderMap, body: Bytes) -> Response {

@@ -3,7 +3,7 @@
 //! as the fallback, and GraphQL's point budget honoured.
 
 use kandev_core::task_pr::TaskPr;
-use kandev_server::github_sim::{Faults, NewPr, PrPatch, SimRuleset};
+use kandev_server::github_sim::{Faults, NewPr, PrPatch, RepoFault, SimRuleset};
 
 use crate::github_support::{Sim, simulator};
 use crate::support::{Db, TestApp};
@@ -339,5 +339,38 @@ async fn a_detail_read_the_budget_cannot_pay_for_is_not_sent() {
     let report = app.sweep().await;
     assert_eq!(report.failed, 100, "{report:?}");
     assert_eq!(gh.sim.counters().graphql, 1, "the probe only");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secondary_limit_on_graphql_is_waited_out() {
+    let gh = simulator().await;
+    let app = gh.app(Db::Sqlite).start().await;
+    let ws = app.workspace("W").await;
+    linked(&gh, &app, &ws, 2).await;
+    gh.sim.set_repo_fault(
+        "acme",
+        "api",
+        Some(RepoFault {
+            operation: Some("graphql".into()),
+            retry_after: Some(60),
+            times: 1,
+            ..Default::default()
+        }),
+    );
+    gh.sim.reset_counters();
+    let report = app.sweep().await;
+    assert_eq!(
+        report.failed, 2,
+        "deferred, not read over REST behind the limit: {report:?}"
+    );
+    assert_eq!(gh.sim.counters().requests, 1);
+    let report = app.sweep().await;
+    assert_eq!(report.failed, 2);
+    assert_eq!(
+        gh.sim.counters().requests,
+        1,
+        "nothing sent before retry-after has passed"
+    );
     app.stop().await;
 }

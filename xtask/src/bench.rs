@@ -1,0 +1,117 @@
+//! `cargo xtask bench` and `cargo xtask load`: run the benchmarks against
+//! real services, echo what they print, and gather their `@figure` lines
+//! into one table: figure, goal, the same run's raw baseline, and the ratio.
+//! Figures are never asserted: machines differ, compare within one run.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use crate::{services, tools};
+
+/// One `@figure name|value|unit|goal|baseline|baseline name` line.
+struct Figure {
+    name: String,
+    value: f64,
+    unit: String,
+    goal: String,
+    baseline: Option<(f64, String)>,
+}
+
+fn parse(line: &str) -> Option<Figure> {
+    let fields: Vec<&str> = line.strip_prefix("@figure ")?.split('|').collect();
+    let [name, value, unit, goal, baseline, baseline_name] = fields[..] else {
+        return None;
+    };
+    Some(Figure {
+        name: name.into(),
+        value: value.parse().ok()?,
+        unit: unit.into(),
+        goal: goal.into(),
+        baseline: baseline.parse().ok().map(|b| (b, baseline_name.to_string())),
+    })
+}
+
+/// Runs `cargo bench` with `args`, echoing its output; returns the figures.
+fn run_bench(args: &[&str], env: &[(String, String)]) -> Result<Vec<Figure>, String> {
+    let mut child = Command::new("cargo")
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start cargo: {e}"))?;
+    let mut figures = vec![];
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            match parse(&line) {
+                Some(f) => figures.push(f),
+                None => println!("{line}"),
+            }
+        }
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    if !status.success() {
+        return Err(format!("`cargo {}` failed ({status})", args.join(" ")));
+    }
+    Ok(figures)
+}
+
+fn table(figures: &[Figure]) {
+    println!(
+        "\n{:<58} {:>12} {:<10} {:<16} {:>12} {:>8}",
+        "figure", "value", "unit", "goal", "baseline", "ratio"
+    );
+    for f in figures {
+        let (baseline, ratio) = match &f.baseline {
+            Some((b, name)) => (format!("{b:.0} {name}"), format!("{:.3}", f.value / b.max(1e-9))),
+            None => ("-".into(), "-".into()),
+        };
+        println!(
+            "{:<58} {:>12.1} {:<10} {:<16} {:>12} {:>8}",
+            f.name, f.value, f.unit, f.goal, baseline, ratio
+        );
+    }
+}
+
+fn with_services(f: impl FnOnce(&[(String, String)]) -> Result<Vec<Figure>, String>) -> Result<(), String> {
+    tools::setup()?;
+    services::install()?;
+    let running = services::start()?;
+    let result = f(&running.env());
+    drop(running);
+    table(&result?);
+    Ok(())
+}
+
+/// Every benchmark; the load phases run 15 s each here (`cargo xtask load`
+/// runs the full minute).
+pub fn all(extra: &[String]) -> Result<(), String> {
+    with_services(|env| {
+        let mut env = env.to_vec();
+        env.push(("KANDEV_LOAD_SECONDS".into(), "15".into()));
+        let mut args = vec!["bench", "-p", "kandev-server"];
+        args.extend(extra.iter().map(String::as_str));
+        run_bench(&args, &env)
+    })
+}
+
+pub fn load() -> Result<(), String> {
+    with_services(|env| run_bench(&["bench", "-p", "kandev-server", "--bench", "load"], env))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    #[test]
+    fn a_figure_line_reads_back_with_or_without_a_baseline() {
+        let f = parse("@figure runs created|191.5|/s|>= 500|9000|raw inserts/s").expect("figure");
+        assert_eq!(
+            (f.name.as_str(), f.value, f.goal.as_str()),
+            ("runs created", 191.5, ">= 500")
+        );
+        assert_eq!(f.baseline, Some((9000.0, "raw inserts/s".into())));
+        let g = parse("@figure p99|12|ms|< 50|-|").expect("figure");
+        assert_eq!(g.baseline, None);
+        assert!(parse("runs created 191/s").is_none());
+    }
+}
