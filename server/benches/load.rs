@@ -23,6 +23,9 @@ const CLIENTS: usize = 200;
 const SUBSCRIBERS: usize = 10;
 const BOARD_TASKS: usize = 50;
 
+/// Microseconds per request, per request kind.
+type Latencies = Vec<(&'static str, Vec<u32>)>;
+
 /// What one phase measured.
 #[derive(Default)]
 struct Phase {
@@ -30,8 +33,7 @@ struct Phase {
     requests: u64,
     errors: u64,
     seconds: f64,
-    /// Microseconds per request, per kind.
-    latencies: Vec<(&'static str, Vec<u32>)>,
+    latencies: Latencies,
 }
 
 impl Phase {
@@ -93,7 +95,7 @@ where
     let errors = Arc::new(AtomicU64::new(0));
     let events = Arc::new(AtomicU64::new(0));
     let pick = Arc::new(pick);
-    let results: Arc<Mutex<Vec<(&'static str, Vec<u32>)>>> = Arc::default();
+    let results: Arc<Mutex<Latencies>> = Arc::default();
     let mut handles = vec![];
     for i in 0..subscribers {
         let (http, stop, events, url) = (
@@ -128,7 +130,7 @@ where
             pick.clone(),
         );
         handles.push(tokio::spawn(async move {
-            let mut mine: Vec<(&'static str, Vec<u32>)> = vec![];
+            let mut mine: Latencies = vec![];
             let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 let t = Instant::now();
@@ -153,7 +155,7 @@ where
     for h in handles {
         let _ = h.await;
     }
-    let mut merged: Vec<(&'static str, Vec<u32>)> = vec![];
+    let mut merged: Latencies = vec![];
     for (kind, l) in results.lock().await.drain(..) {
         match merged.iter_mut().find(|(k, _)| *k == kind) {
             Some((_, all)) => all.extend(l),

@@ -114,10 +114,11 @@ impl Metrics {
             .observe(seconds);
     }
 
-    pub fn evaluation(&self, trigger_type: &str, outcome: &str) {
+    /// `n` evaluations of one trigger type with one outcome.
+    pub fn evaluations(&self, trigger_type: &str, outcome: &str, n: u64) {
         self.events_evaluated
             .get_or_create(&labels(&[("trigger_type", trigger_type), ("outcome", outcome)]))
-            .inc();
+            .inc_by(n);
     }
 
     pub fn run(&self, status: &str) {

@@ -58,6 +58,8 @@ impl Upkeep {
                 );
                 async move {
                     let n = ticks.fetch_add(1, Ordering::Relaxed);
+                    // Every replica marks its own publications; the relay is one replica's.
+                    outbox.flush_marks().await;
                     if n % RENEW_EVERY == 0 {
                         leases.renew().await;
                     }
@@ -78,5 +80,6 @@ impl Upkeep {
 
     pub async fn stop(&self) {
         self.running.stop().await;
+        self.outbox.flush_marks().await;
     }
 }

@@ -1,8 +1,9 @@
 //! The bounded, persistent record of recent trigger evaluations ("why didn't
-//! it fire?"). Records queue off the evaluation path; the writer folds
-//! whatever queued up into a ring per automation (its newest
-//! `KEEP_PER_AUTOMATION`), so a burst of events costs at most one ring's
-//! worth of rows per automation instead of a row per trigger per event.
+//! it fire?"). Each event's records queue as one message off the evaluation
+//! path; the writer folds them into a ring per automation (its newest
+//! `KEEP_PER_AUTOMATION`) and writes the rings once a second, so a second
+//! of events costs at most one ring's worth of rows per automation, not a
+//! row per trigger per event.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -11,12 +12,54 @@ use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot};
 
+use kandev_core::gate::{Gate, Outcome};
+
 use crate::metrics::Metrics;
 use crate::store::evaluations::KEEP_PER_AUTOMATION;
 use crate::store::{EvaluationRecord, Store};
 
+/// What every evaluation of one event shares.
+#[derive(Debug)]
+pub struct EventNote {
+    pub trigger_type: String,
+    pub event_subject: String,
+    pub summary: String,
+    pub at: chrono::DateTime<chrono::Utc>,
+}
+
+/// One trigger's evaluation of an event.
+#[derive(Debug)]
+pub struct TriggerNote {
+    pub automation_id: String,
+    pub trigger_id: String,
+    pub outcome: Outcome,
+    pub gate: Option<Gate>,
+}
+
+/// A record waiting in its automation's ring.
+struct Pending {
+    event: Arc<EventNote>,
+    note: TriggerNote,
+}
+
+impl Pending {
+    fn record(self) -> EvaluationRecord {
+        EvaluationRecord {
+            automation_id: self.note.automation_id,
+            trigger_id: self.note.trigger_id,
+            trigger_type: self.event.trigger_type.clone(),
+            event_subject: self.event.event_subject.clone(),
+            summary: self.event.summary.clone(),
+            outcome: self.note.outcome,
+            gate: self.note.gate,
+            at: self.event.at,
+        }
+    }
+}
+
 enum Msg {
-    Record(EvaluationRecord),
+    /// One event's evaluations, queued as one message.
+    Event(Arc<EventNote>, Vec<TriggerNote>),
     Flush(oneshot::Sender<()>),
 }
 
@@ -39,37 +82,64 @@ pub struct EvaluationRecorder {
     counters: Arc<TraceCounters>,
 }
 
-/// Records waiting to be folded; past this a record is dropped (and counted)
-/// rather than held in memory or making the evaluation wait.
+/// How long records gather before they are written (a reader's flush
+/// writes at once).
+const WRITE_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Events waiting to be folded; past this an event's records are dropped
+/// (and counted) rather than held in memory or making the evaluation wait.
 const QUEUE: usize = 20_000;
 
 /// Pending records, newest last, at most `KEEP_PER_AUTOMATION` per automation.
 #[derive(Default)]
-struct Rings(HashMap<String, VecDeque<EvaluationRecord>>);
+struct Rings(HashMap<String, VecDeque<Pending>>);
 
 impl Rings {
-    fn push(&mut self, r: EvaluationRecord) {
-        let ring = self.0.entry(r.automation_id.clone()).or_default();
+    fn push(&mut self, event: &Arc<EventNote>, note: TriggerNote) {
+        let ring = match self.0.get_mut(&note.automation_id) {
+            Some(r) => r,
+            None => self.0.entry(note.automation_id.clone()).or_default(),
+        };
         if ring.len() as i64 >= KEEP_PER_AUTOMATION {
             ring.pop_front();
         }
-        ring.push_back(r);
+        ring.push_back(Pending {
+            event: event.clone(),
+            note,
+        });
     }
 
     fn take(&mut self) -> Vec<EvaluationRecord> {
-        self.0.drain().flat_map(|(_, ring)| ring).collect()
+        self.0.drain().flat_map(|(_, ring)| ring).map(Pending::record).collect()
     }
 }
 
-async fn write(store: &Store, rings: &mut Rings, counters: &TraceCounters) {
+/// Rows an automation gets before its table rows are trimmed again: the
+/// trim is a sorted delete, so it runs once per this many rows rather than
+/// on every write (an automation holds at most `KEEP_PER_AUTOMATION` plus
+/// this many).
+const TRIM_AFTER: usize = (KEEP_PER_AUTOMATION / 2) as usize;
+
+async fn write(store: &Store, rings: &mut Rings, since_trim: &mut HashMap<String, usize>, counters: &TraceCounters) {
     let batch = rings.take();
     if batch.is_empty() {
         return;
     }
+    for r in &batch {
+        *since_trim.entry(r.automation_id.clone()).or_default() += 1;
+    }
+    let trim: Vec<String> = since_trim
+        .iter()
+        .filter(|(_, n)| **n >= TRIM_AFTER)
+        .map(|(a, _)| a.clone())
+        .collect();
     let started = Instant::now();
-    match store.record_evaluations(&batch).await {
+    match store.record_evaluations(&batch, &trim).await {
         Ok(()) => {
             counters.written.fetch_add(batch.len() as u64, Ordering::Relaxed);
+            for a in &trim {
+                since_trim.remove(a);
+            }
         }
         Err(e) => tracing::warn!(error = %e, dropped = batch.len(), "could not record trigger evaluations"),
     }
@@ -85,18 +155,49 @@ impl EvaluationRecorder {
         let writer_counters = counters.clone();
         tokio::spawn(async move {
             let mut rings = Rings::default();
-            let mut waiters = Vec::new();
-            // Whatever queued up while the last write ran is folded into the next.
-            while let Some(first) = rx.recv().await {
-                let mut next = Some(first);
-                while let Some(msg) = next {
+            let mut since_trim = HashMap::new();
+            let mut waiters: Vec<oneshot::Sender<()>> = Vec::new();
+            let mut due: Option<tokio::time::Instant> = None;
+            loop {
+                // Records gather in the rings until the interval is up (or a
+                // reader asks): a write costs at most one ring per automation,
+                // however many events arrived meanwhile.
+                let timer = async {
+                    match due {
+                        Some(at) => tokio::time::sleep_until(at).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    msg = rx.recv() => match msg {
+                        Some(Msg::Event(event, notes)) => {
+                            for n in notes {
+                                rings.push(&event, n);
+                            }
+                            due.get_or_insert_with(|| tokio::time::Instant::now() + WRITE_EVERY);
+                            continue;
+                        }
+                        Some(Msg::Flush(w)) => waiters.push(w),
+                        None => {
+                            write(&store, &mut rings, &mut since_trim, &writer_counters).await;
+                            return;
+                        }
+                    },
+                    _ = timer => {}
+                }
+                // Take whatever else is queued before writing.
+                while let Ok(msg) = rx.try_recv() {
                     match msg {
-                        Msg::Record(r) => rings.push(r),
+                        Msg::Event(event, notes) => {
+                            for n in notes {
+                                rings.push(&event, n);
+                            }
+                        }
                         Msg::Flush(w) => waiters.push(w),
                     }
-                    next = rx.try_recv().ok();
                 }
-                write(&store, &mut rings, &writer_counters).await;
+                write(&store, &mut rings, &mut since_trim, &writer_counters).await;
+                due = None;
                 for w in waiters.drain(..) {
                     let _ = w.send(());
                 }
@@ -105,10 +206,17 @@ impl EvaluationRecorder {
         EvaluationRecorder { tx, metrics, counters }
     }
 
-    pub fn record(&self, r: EvaluationRecord) {
-        self.counters.recorded.fetch_add(1, Ordering::Relaxed);
-        if let Err(mpsc::error::TrySendError::Full(_)) = self.tx.try_send(Msg::Record(r)) {
-            self.metrics.evaluation_dropped();
+    /// Queues one event's evaluations (one message, however many triggers).
+    pub fn record(&self, event: EventNote, notes: Vec<TriggerNote>) {
+        if notes.is_empty() {
+            return;
+        }
+        self.counters.recorded.fetch_add(notes.len() as u64, Ordering::Relaxed);
+        let n = notes.len();
+        if let Err(mpsc::error::TrySendError::Full(_)) = self.tx.try_send(Msg::Event(Arc::new(event), notes)) {
+            for _ in 0..n {
+                self.metrics.evaluation_dropped();
+            }
         }
     }
 
@@ -129,19 +237,21 @@ impl EvaluationRecorder {
 mod tests {
     use super::*;
     use chrono::Utc;
-    use kandev_core::gate::Outcome;
 
-    fn rec(automation: &str, n: usize) -> EvaluationRecord {
-        EvaluationRecord {
-            automation_id: automation.into(),
-            trigger_id: format!("t{n}"),
+    fn push(rings: &mut Rings, automation: &str, n: usize) {
+        let event = Arc::new(EventNote {
             trigger_type: "github_pr_merged".into(),
             event_subject: "github.task_pr.updated".into(),
             summary: format!("event {n}"),
+            at: Utc::now(),
+        });
+        let note = TriggerNote {
+            automation_id: automation.into(),
+            trigger_id: format!("t{n}"),
             outcome: Outcome::Stopped,
             gate: None,
-            at: Utc::now(),
-        }
+        };
+        rings.push(&event, note);
     }
 
     #[test]
@@ -149,9 +259,9 @@ mod tests {
         let mut rings = Rings::default();
         let keep = KEEP_PER_AUTOMATION as usize;
         for n in 0..keep + 50 {
-            rings.push(rec("a", n));
+            push(&mut rings, "a", n);
         }
-        rings.push(rec("b", 0));
+        push(&mut rings, "b", 0);
         let taken = rings.take();
         let a: Vec<_> = taken.iter().filter(|r| r.automation_id == "a").collect();
         assert_eq!(a.len(), keep);

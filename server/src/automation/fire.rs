@@ -12,9 +12,10 @@ use kandev_core::run_status::RunStatus;
 use serde_json::Value;
 
 use super::AutomationService;
+use super::evaluations::{EventNote, TriggerNote};
 use crate::error::{ServiceError, ServiceResult};
 use crate::store::automations::{mark_evaluated_on, mark_triggered_on};
-use crate::store::{EvaluationRecord, NewRun, StoreError};
+use crate::store::{NewRun, StoreError};
 
 /// One firing handed to the engine.
 #[derive(Debug, Clone)]
@@ -62,7 +63,8 @@ impl FireOutcome {
 
 impl AutomationService {
     pub async fn fire_trigger(&self, req: FireRequest) -> ServiceResult<FireOutcome> {
-        let automation = match self.store.automation_brief(&req.automation_id).await {
+        // One read for every admission gate; the gates still apply in order.
+        let (automation, seen, open) = match self.store.admission(&req.automation_id, &req.dedup_key).await {
             Ok(a) => a,
             Err(StoreError::NotFound) => {
                 tracing::debug!(automation_id = %req.automation_id, "fire: automation no longer exists");
@@ -80,18 +82,13 @@ impl AutomationService {
                 gate: Gate::AutomationEnabled,
             });
         }
-        if self
-            .store
-            .has_run_with_dedup_key(&automation.id, &req.dedup_key)
-            .await?
-        {
+        if seen {
             tracing::debug!(automation_id = %automation.id, dedup_key = %req.dedup_key, "fire: this trigger has already fired");
             return Ok(FireOutcome::Skipped {
                 reason: SKIP_ALREADY_FIRED.into(),
                 gate: Gate::Dedup,
             });
         }
-        let open = self.store.count_open_runs(&automation.id).await?;
         let capped = cap_reached(automation.max_concurrent_runs, open);
         let now = self.clock.now();
         if capped {
@@ -177,17 +174,57 @@ impl AutomationService {
         outcome: Outcome,
         gate: Option<Gate>,
     ) {
-        let (automation_id, trigger_id) = target;
-        self.metrics.evaluation(event.trigger_type, outcome.as_str());
-        self.recorder.record(EvaluationRecord {
-            automation_id: automation_id.to_string(),
-            trigger_id: trigger_id.to_string(),
-            trigger_type: event.trigger_type.to_string(),
-            event_subject: event.subject.to_string(),
-            summary: event.summary.to_string(),
+        let mut notes = self.collect_evaluations(event);
+        notes.note(target, outcome, gate);
+    }
+
+    /// Collects one event's evaluations; they are counted and recorded
+    /// together when the collector is dropped.
+    pub(crate) fn collect_evaluations<'s>(&'s self, event: &EvaluatedEvent<'_>) -> Evaluations<'s> {
+        Evaluations {
+            service: self,
+            event: Some(EventNote {
+                trigger_type: event.trigger_type.to_string(),
+                event_subject: event.subject.to_string(),
+                summary: event.summary.to_string(),
+                at: self.clock.now(),
+            }),
+            notes: vec![],
+        }
+    }
+}
+
+/// One event's evaluations, recorded as one batch (a busy automation's
+/// thousand triggers cost one queue message and four counter updates).
+pub(crate) struct Evaluations<'s> {
+    service: &'s AutomationService,
+    event: Option<EventNote>,
+    notes: Vec<TriggerNote>,
+}
+
+impl Evaluations<'_> {
+    pub fn note(&mut self, target: (&str, &str), outcome: Outcome, gate: Option<Gate>) {
+        self.notes.push(TriggerNote {
+            automation_id: target.0.to_string(),
+            trigger_id: target.1.to_string(),
             outcome,
             gate,
-            at: self.clock.now(),
         });
+    }
+}
+
+impl Drop for Evaluations<'_> {
+    fn drop(&mut self) {
+        let Some(event) = self.event.take() else { return };
+        let notes = std::mem::take(&mut self.notes);
+        for outcome in [Outcome::Fired, Outcome::Deduplicated, Outcome::Capped, Outcome::Stopped] {
+            let n = notes.iter().filter(|x| x.outcome == outcome).count() as u64;
+            if n > 0 {
+                self.service
+                    .metrics
+                    .evaluations(&event.trigger_type, outcome.as_str(), n);
+            }
+        }
+        self.service.recorder.record(event, notes);
     }
 }

@@ -132,13 +132,14 @@ pub async fn handle(service: &AutomationService, event: Event) {
         summary: &summary,
     };
     let mut fired = FiredSet::new();
+    let mut notes = service.collect_evaluations(&evaluated);
     for t in triggers.iter() {
         // Events of other workspaces are not this automation's business: they
         // leave no evaluation record.
         let own_workspace = !origin.workspace_id.is_empty() && origin.workspace_id == t.automation_workspace_id;
-        let note = |outcome: Outcome, gate: Option<Gate>| {
+        let mut note = |outcome: Outcome, gate: Option<Gate>| {
             if own_workspace {
-                service.note_evaluation((&t.automation_id, &t.trigger_id), &evaluated, outcome, gate);
+                notes.note((&t.automation_id, &t.trigger_id), outcome, gate);
             }
         };
         // Parsed once when the index was built; borrowed, not copied.

@@ -26,7 +26,16 @@ pub struct Outbox {
     bus: Bus,
     clock: Arc<dyn Clock>,
     metrics: Metrics,
+    /// Events published but not yet marked so: marked together on the next
+    /// upkeep tick, well before the relay would look at them, instead of one
+    /// write each on the publishing path. Lost in a crash, they are sent
+    /// again, which every consumer tolerates.
+    marks: std::sync::Mutex<Vec<String>>,
 }
+
+/// Ids per marking statement (binding cost grows with the square of a
+/// statement's parameters in SQLite).
+const MARK_CHUNK: usize = 64;
 
 impl Outbox {
     pub fn new(store: Store, bus: Bus, clock: Arc<dyn Clock>, metrics: Metrics) -> Self {
@@ -35,6 +44,7 @@ impl Outbox {
             bus,
             clock,
             metrics,
+            marks: Default::default(),
         }
     }
 
@@ -69,9 +79,10 @@ impl Outbox {
     async fn deliver(&self, id: &str, subject: &str, body: Vec<u8>) {
         match self.bus.publish_wire(id, subject, body).await {
             Ok(()) => {
-                if let Err(error) = self.store.mark_published(id, self.clock.now()).await {
-                    tracing::warn!(event_id = id, %error, "published but not marked; it may be sent again");
-                }
+                self.marks
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(id.to_string());
                 self.metrics.outbox_published();
             }
             Err(error) => {
@@ -80,9 +91,22 @@ impl Outbox {
         }
     }
 
+    /// Marks what this replica published since the last call (every
+    /// upkeep tick, and at shutdown).
+    pub async fn flush_marks(&self) {
+        let ids = std::mem::take(&mut *self.marks.lock().unwrap_or_else(|p| p.into_inner()));
+        let now = self.clock.now();
+        for chunk in ids.chunks(MARK_CHUNK) {
+            if let Err(error) = self.store.mark_published(chunk, now).await {
+                tracing::warn!(%error, events = chunk.len(), "published but not marked; they may be sent again");
+            }
+        }
+    }
+
     /// One relay pass: everything still unpublished after its writer's
     /// chance, oldest first. Returns how many it sent.
     pub async fn relay(&self) -> usize {
+        self.flush_marks().await;
         let until = self.clock.now() - Duration::milliseconds(RELAY_AFTER_MS);
         let pending = match self.store.pending_events(until, 500).await {
             Ok(p) => p,

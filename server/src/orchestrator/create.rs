@@ -246,7 +246,8 @@ impl Orchestrator {
             return Written::RunRowFailed(e);
         }
         self.metrics.run(RunStatus::TaskCreated.as_str());
-        self.notify_run(&ev.automation_id, &run_id).await;
+        // The run's workspace is the task's: no read needed to announce it.
+        self.live.notify(&new_task.workspace_id, LIVE_RUN_UPDATED, &run_id);
         Written::Run(task_id)
     }
 

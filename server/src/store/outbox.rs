@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use kandev_core::events::Event;
 use sqlx::AnyConnection;
+use sqlx::AssertSqlSafe;
 
 use super::rows::RowExt;
 use super::{Store, StoreResult, time_to_text};
@@ -50,12 +51,21 @@ impl Store {
         .collect()
     }
 
-    pub async fn mark_published(&self, id: &str, now: DateTime<Utc>) -> StoreResult<()> {
-        sqlx::query("UPDATE outbox SET published_at = $2 WHERE id = $1 AND published_at IS NULL")
-            .bind(id)
-            .bind(time_to_text(now))
-            .execute(self.pool())
-            .await?;
+    /// Marks events published, in one statement.
+    pub async fn mark_published(&self, ids: &[String], now: DateTime<Utc>) -> StoreResult<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let list: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
+        let sql = format!(
+            "UPDATE outbox SET published_at = $1 WHERE published_at IS NULL AND id IN ({})",
+            list.join(", ")
+        );
+        let mut q = sqlx::query(AssertSqlSafe(sql)).bind(time_to_text(now));
+        for id in ids {
+            q = q.bind(id);
+        }
+        q.execute(self.pool()).await?;
         Ok(())
     }
 

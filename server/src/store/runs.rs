@@ -6,7 +6,7 @@ use sqlx::AssertSqlSafe;
 use sqlx::any::AnyRow;
 
 use super::rows::RowExt;
-use super::{Store, StoreError, StoreResult, new_id, time_to_text, unique_or};
+use super::{AutomationBrief, Store, StoreError, StoreResult, new_id, time_to_text, unique_or};
 
 /// A run row to write.
 #[derive(Debug, Clone)]
@@ -151,6 +151,32 @@ impl Store {
             .fetch_one(&self.pool)
             .await?;
         Ok(row.int("n")? > 0)
+    }
+
+    /// Everything admission reads, in one round trip: the automation (or
+    /// `NotFound`), whether `key` already has a run, and its open runs.
+    pub async fn admission(&self, automation_id: &str, key: &str) -> StoreResult<(AutomationBrief, bool, i64)> {
+        let row = sqlx::query(
+            "SELECT a.id, a.workspace_id, a.name, a.enabled, a.max_concurrent_runs, \
+             (SELECT COUNT(*) FROM automation_runs d WHERE d.automation_id = a.id AND d.dedup_key = $2 AND $2 <> '') AS seen, \
+             (SELECT COUNT(*) FROM automation_runs r JOIN tasks t ON t.id = r.task_id \
+              WHERE r.automation_id = a.id AND r.status = 'task_created' AND t.archived_at IS NULL \
+              AND NOT EXISTS (SELECT 1 FROM agent_sessions s WHERE s.task_id = t.id AND s.is_primary = 1 AND s.state = 'CANCELLED')) AS open \
+             FROM automations a WHERE a.id = $1",
+        )
+        .bind(automation_id)
+        .bind(key)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        let brief = AutomationBrief {
+            id: row.text("id")?,
+            workspace_id: row.text("workspace_id")?,
+            name: row.text("name")?,
+            enabled: row.flag("enabled")?,
+            max_concurrent_runs: row.int("max_concurrent_runs")?,
+        };
+        Ok((brief, row.int("seen")? > 0, row.int("open")?))
     }
 
     /// Open runs: `task_created` rows whose task exists, is not archived, and

@@ -293,15 +293,7 @@ async fn an_exhausted_graphql_budget_defers_the_sweep_without_hammering() {
         after_first,
         "the client knows the refill time and does not ask again"
     );
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.base))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let metrics = app.metrics().await;
     assert!(
         metrics.contains("kandev_github_rate_limit_remaining{bucket=\"graphql\"} 0"),
         "{metrics}"

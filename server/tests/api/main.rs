@@ -13,6 +13,7 @@ mod bounds;
 mod cluster;
 mod coordination;
 mod engine;
+mod evaluation_trace;
 mod github_api;
 mod github_support;
 mod github_sweep;

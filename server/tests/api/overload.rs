@@ -69,15 +69,7 @@ async fn an_overloaded_api_sheds_fast_with_503_and_recovers() {
         assert!(status_line(s).await.starts_with("HTTP/1.1 503"));
     }
     assert_eq!(app.get("/api/v1/workspaces").await.status, StatusCode::OK);
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.base))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let metrics = app.metrics().await;
     assert!(
         metrics.contains("kandev_http_requests_shed_total{cause=\"in_flight\"} 2"),
         "{metrics}"

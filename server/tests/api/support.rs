@@ -232,6 +232,18 @@ impl TestApp {
         r.body
     }
 
+    /// The Prometheus text `/metrics` serves.
+    pub async fn metrics(&self) -> String {
+        self.client
+            .get(format!("{}/metrics", self.base))
+            .send()
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("metrics text")
+    }
+
     /// Counts rows of a table straight from the database.
     pub async fn count(&self, table: &str) -> i64 {
         let store = &self.services().store;

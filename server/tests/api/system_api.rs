@@ -21,15 +21,7 @@ async fn health_metrics_openapi_and_the_web_app_are_served(db: Db) {
     }
     assert!(doc.body["components"]["schemas"]["Automation"].is_object());
 
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = app.metrics().await;
     assert!(metrics.contains("kandev_http_requests_total"), "{metrics}");
 
     // client-side routes get the app; unknown API routes get a JSON 404
