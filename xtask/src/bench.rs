@@ -88,7 +88,8 @@ pub fn all(extra: &[String]) -> Result<(), String> {
     with_services(|env| {
         let mut env = env.to_vec();
         env.push(("KANDEV_LOAD_SECONDS".into(), "15".into()));
-        let mut args = vec!["bench", "-p", "kandev-server"];
+        // Bench targets only: `cargo bench` alone would also build every test harness optimised.
+        let mut args = vec!["bench", "-p", "kandev-server", "--benches"];
         args.extend(extra.iter().map(String::as_str));
         run_bench(&args, &env)
     })
