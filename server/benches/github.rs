@@ -132,7 +132,7 @@ async fn latency(sim: &Simulator, base: &str, webhooks: bool) -> Duration {
     settings.listen = "127.0.0.1:0".into();
     settings.database_url = format!("sqlite://{}/bench.db", dir.path().display());
     settings.data_dir = dir.path().join("data");
-    settings.web_dir = dir.path().join("web");
+    settings.web_dir = Some(dir.path().join("web"));
     settings.github_api_url = base.to_string();
     settings.github_token = Some("bench".into());
     settings.github_webhook_secret = Some("bench-secret".into());

@@ -300,7 +300,10 @@ impl Application {
         let extra = McpEndpoints::new(services.store.clone(), services.board.clone(), services.access.clone()).routes();
         let routes = http::api_routes(extra);
         let route_table = routes.table().to_vec();
-        let router = http::router(services.clone(), routes, &services.settings.web_dir.clone());
+        if services.settings.web_dir.is_none() && !http::embedded_app_present() {
+            tracing::warn!("this binary was built without the web app (run `cargo xtask web`, then build again)");
+        }
+        let router = http::router(services.clone(), routes, services.settings.web_dir.as_deref());
         let shutdown = CancellationToken::new();
         let stop = shutdown.clone();
         let server = tokio::spawn(async move {

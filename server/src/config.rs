@@ -63,9 +63,11 @@ pub struct Settings {
     /// Where worktrees and scratch directories for agent sessions live.
     #[arg(long, env = "KANDEV_DATA_DIR", default_value = ".kandev")]
     pub data_dir: PathBuf,
-    /// The built web app to serve at `/`.
-    #[arg(long, env = "KANDEV_WEB_DIR", default_value = "web/dist")]
-    pub web_dir: PathBuf,
+    /// Serve the web app from this directory (development: a fresh
+    /// `cargo xtask web` without rebuilding the server). Default: the app
+    /// built into the binary.
+    #[arg(long, env = "KANDEV_WEB_DIR")]
+    pub web_dir: Option<PathBuf>,
     /// A bearer token that acts as an instance admin (scripts, CI, tests).
     #[arg(long, env = "KANDEV_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
@@ -108,7 +110,7 @@ impl Settings {
             default_agent: None,
             agent_turn_timeout: Duration::from_secs(1800),
             data_dir: PathBuf::from(".kandev"),
-            web_dir: PathBuf::from("web/dist"),
+            web_dir: None,
             admin_token: None,
             public_url: None,
             max_in_flight: 512,

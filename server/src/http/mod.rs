@@ -4,6 +4,7 @@
 mod agents;
 mod auth;
 mod automations;
+mod embedded;
 pub mod error;
 mod extract;
 mod github;
@@ -74,19 +75,29 @@ pub fn api_routes(extra: ApiRoutes) -> ApiRoutes {
         .with("/api/{*rest}", &["*"], axum::routing::any(unknown_api))
 }
 
+/// Whether the binary carries a built web app (see `build.rs`).
+pub fn embedded_app_present() -> bool {
+    embedded::present()
+}
+
 /// The full application router over `routes` (from [`api_routes`]).
-pub fn router(state: AppState, routes: ApiRoutes, web_dir: &Path) -> Router {
+pub fn router(state: AppState, routes: ApiRoutes, web_dir: Option<&Path>) -> Router {
     let api = routes
         .into_router()
         // Only routed requests pass the guard; the web app's files are open.
         .route_layer(middleware::from_fn_with_state(state.clone(), guard::guard));
-    // The single-page app: real files first, index.html for client routes.
-    let index = web_dir.join("index.html");
-    let spa = ServeDir::new(web_dir)
-        .precompressed_gzip()
-        .fallback(ServeFile::new(index));
-    api.fallback_service(spa)
-        .layer(middleware::from_fn_with_state(state.clone(), overload::admit))
+    // The single-page app: real files first, index.html for client routes;
+    // from a directory when one is named, else the app built into the binary.
+    let api = match web_dir {
+        Some(dir) => {
+            let spa = ServeDir::new(dir)
+                .precompressed_gzip()
+                .fallback(ServeFile::new(dir.join("index.html")));
+            api.fallback_service(spa)
+        }
+        None => api.fallback(embedded::serve),
+    };
+    api.layer(middleware::from_fn_with_state(state.clone(), overload::admit))
         .layer(middleware::from_fn_with_state(state.clone(), record_metrics))
         .layer(middleware::from_fn_with_state(state.clone(), guard::host_check))
         .layer(CompressionLayer::new())

@@ -103,7 +103,7 @@ impl Spawn {
         let mut settings = Settings::defaults();
         settings.listen = "127.0.0.1:0".into();
         settings.database_url = database_url.clone();
-        settings.web_dir = web;
+        settings.web_dir = Some(web);
         settings.data_dir = dir.path().join("data");
         let admin_token = format!("test-admin-{}", uuid::Uuid::new_v4().simple());
         settings.admin_token = Some(admin_token.clone());

@@ -90,3 +90,66 @@ async fn trigger_type_registry_is_served_in_order_with_exact_values(db: Db) {
     app.stop().await;
 }
 on_both_databases!(trigger_type_registry_is_served_in_order_with_exact_values);
+
+/// The release binary carries the web app: `kandev serve` started in an
+/// empty directory, with no `KANDEV_WEB_DIR`, serves it (gzip when asked,
+/// 304 on a repeat) and answers the app's own routes with its page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kandev_serve_from_any_directory_serves_the_built_in_app() {
+    // No server in this process installs the TLS provider the client expects.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir().expect("dir");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port();
+    let _server = tokio::process::Command::new(env!("CARGO_BIN_EXE_kandev"))
+        .arg("serve")
+        .current_dir(dir.path())
+        .env_remove("KANDEV_WEB_DIR")
+        .env("KANDEV_LISTEN", format!("127.0.0.1:{port}"))
+        .env("KANDEV_DATABASE_URL", format!("sqlite://{}/k.db", dir.path().display()))
+        .env("KANDEV_DATA_DIR", dir.path().join("data"))
+        .env("KANDEV_ADMIN_TOKEN", "embedded-app-admin-token")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("kandev serve");
+    let base = format!("http://127.0.0.1:{port}");
+    let http = crate::support::bearer_client("embedded-app-admin-token");
+    crate::support::eventually("kandev serve to answer", std::time::Duration::from_secs(60), || async {
+        http.get(format!("{base}/healthz"))
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success())
+    })
+    .await;
+    for path in ["/", "/w/some-workspace/board"] {
+        let page = http.get(format!("{base}{path}")).send().await.expect("page");
+        assert_eq!(page.status(), StatusCode::OK, "{path}");
+        assert_eq!(page.headers()["content-type"], "text/html; charset=utf-8");
+        let body = page.text().await.expect("body");
+        assert!(
+            body.contains("<title>Kandev</title>") && body.contains("/kandev_web.js"),
+            "{body}"
+        );
+    }
+    let wasm = http
+        .get(format!("{base}/kandev_web_bg.wasm"))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .expect("wasm");
+    assert_eq!(wasm.status(), StatusCode::OK);
+    assert_eq!(wasm.headers()["content-type"], "application/wasm");
+    assert_eq!(wasm.headers()["content-encoding"], "gzip", "the precompressed file");
+    let etag = wasm.headers()["etag"].clone();
+    let again = http
+        .get(format!("{base}/kandev_web_bg.wasm"))
+        .header("if-none-match", etag)
+        .send()
+        .await
+        .expect("wasm again");
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+}
