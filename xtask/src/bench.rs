@@ -65,9 +65,15 @@ fn table(figures: &[Figure]) {
             Some((b, name)) => (format!("{b:.0} {name}"), format!("{:.3}", f.value / b.max(1e-9))),
             None => ("-".into(), "-".into()),
         };
+        // Small figures (requests per PR, seconds) need their decimals.
+        let value = if f.value.abs() < 10.0 {
+            format!("{:.3}", f.value)
+        } else {
+            format!("{:.1}", f.value)
+        };
         println!(
-            "{:<58} {:>12.1} {:<10} {:<16} {:>12} {:>8}",
-            f.name, f.value, f.unit, f.goal, baseline, ratio
+            "{:<58} {:>12} {:<10} {:<16} {:>12} {:>8}",
+            f.name, value, f.unit, f.goal, baseline, ratio
         );
     }
 }
