@@ -109,6 +109,12 @@ impl Rings {
         });
     }
 
+    fn push_event(&mut self, event: &Arc<EventNote>, notes: Vec<TriggerNote>) {
+        for n in notes {
+            self.push(event, n);
+        }
+    }
+
     fn take(&mut self) -> Vec<EvaluationRecord> {
         self.0.drain().flat_map(|(_, ring)| ring).map(Pending::record).collect()
     }
@@ -171,9 +177,7 @@ impl EvaluationRecorder {
                 tokio::select! {
                     msg = rx.recv() => match msg {
                         Some(Msg::Event(event, notes)) => {
-                            for n in notes {
-                                rings.push(&event, n);
-                            }
+                            rings.push_event(&event, notes);
                             due.get_or_insert_with(|| tokio::time::Instant::now() + WRITE_EVERY);
                             continue;
                         }
@@ -188,11 +192,7 @@ impl EvaluationRecorder {
                 // Take whatever else is queued before writing.
                 while let Ok(msg) = rx.try_recv() {
                     match msg {
-                        Msg::Event(event, notes) => {
-                            for n in notes {
-                                rings.push(&event, n);
-                            }
-                        }
+                        Msg::Event(event, notes) => rings.push_event(&event, notes),
                         Msg::Flush(w) => waiters.push(w),
                     }
                 }

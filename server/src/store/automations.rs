@@ -461,6 +461,19 @@ pub struct AutomationBrief {
     pub max_concurrent_runs: i64,
 }
 
+impl AutomationBrief {
+    /// From a row carrying `id, workspace_id, name, enabled, max_concurrent_runs`.
+    pub(super) fn from_row(row: &AnyRow) -> StoreResult<AutomationBrief> {
+        Ok(AutomationBrief {
+            id: row.text("id")?,
+            workspace_id: row.text("workspace_id")?,
+            name: row.text("name")?,
+            enabled: row.flag("enabled")?,
+            max_concurrent_runs: row.int("max_concurrent_runs")?,
+        })
+    }
+}
+
 impl Store {
     pub async fn automation_brief(&self, id: &str) -> StoreResult<AutomationBrief> {
         let row =
@@ -469,12 +482,6 @@ impl Store {
                 .fetch_optional(&self.pool)
                 .await?
                 .ok_or(StoreError::NotFound)?;
-        Ok(AutomationBrief {
-            id: row.text("id")?,
-            workspace_id: row.text("workspace_id")?,
-            name: row.text("name")?,
-            enabled: row.flag("enabled")?,
-            max_concurrent_runs: row.int("max_concurrent_runs")?,
-        })
+        AutomationBrief::from_row(&row)
     }
 }

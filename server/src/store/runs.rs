@@ -154,7 +154,9 @@ impl Store {
     }
 
     /// Everything admission reads, in one round trip: the automation (or
-    /// `NotFound`), whether `key` already has a run, and its open runs.
+    /// `NotFound`), whether `key` already has a run, and its open runs —
+    /// `task_created` rows whose task exists, is not archived, and whose
+    /// primary session is not cancelled.
     pub async fn admission(&self, automation_id: &str, key: &str) -> StoreResult<(AutomationBrief, bool, i64)> {
         let row = sqlx::query(
             "SELECT a.id, a.workspace_id, a.name, a.enabled, a.max_concurrent_runs, \
@@ -169,28 +171,7 @@ impl Store {
         .fetch_optional(&self.pool)
         .await?
         .ok_or(StoreError::NotFound)?;
-        let brief = AutomationBrief {
-            id: row.text("id")?,
-            workspace_id: row.text("workspace_id")?,
-            name: row.text("name")?,
-            enabled: row.flag("enabled")?,
-            max_concurrent_runs: row.int("max_concurrent_runs")?,
-        };
-        Ok((brief, row.int("seen")? > 0, row.int("open")?))
-    }
-
-    /// Open runs: `task_created` rows whose task exists, is not archived, and
-    /// whose primary session is not cancelled.
-    pub async fn count_open_runs(&self, automation_id: &str) -> StoreResult<i64> {
-        let row = sqlx::query(
-            "SELECT COUNT(*) AS n FROM automation_runs r JOIN tasks t ON t.id = r.task_id \
-             WHERE r.automation_id = $1 AND r.status = 'task_created' AND t.archived_at IS NULL \
-             AND NOT EXISTS (SELECT 1 FROM agent_sessions s WHERE s.task_id = t.id AND s.is_primary = 1 AND s.state = 'CANCELLED')",
-        )
-        .bind(automation_id)
-        .fetch_one(&self.pool)
-        .await?;
-        row.int("n")
+        Ok((AutomationBrief::from_row(&row)?, row.int("seen")? > 0, row.int("open")?))
     }
 
     /// Finalises a run by its task: only the newest `task_created` row changes,
