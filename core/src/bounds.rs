@@ -11,6 +11,8 @@ pub const MAX_NAME_CHARS: usize = 500;
 pub const MAX_TEXT_BYTES: usize = 64 * 1024;
 /// `max_concurrent_runs`.
 pub const MAX_CONCURRENT_RUNS: RangeInclusive<i64> = 1..=100;
+/// How many next runs a schedule preview lists.
+pub const PREVIEW_RUNS: RangeInclusive<i64> = 1..=20;
 /// `ci_wait_timeout_minutes`.
 pub const CI_WAIT_MINUTES: RangeInclusive<i64> = 1..=1440;
 
@@ -34,6 +36,11 @@ fn in_range(field: &str, value: i64, range: &RangeInclusive<i64>) -> Result<i64,
 /// A list's `limit`: the default when absent, else 1–500.
 pub fn limit(requested: Option<i64>, default: i64) -> Result<i64, OutOfBounds> {
     in_range("limit", requested.unwrap_or(default), &LIMIT)
+}
+
+/// A schedule preview's `count`: 3 when absent, else 1–20.
+pub fn preview_runs(requested: Option<i64>) -> Result<usize, OutOfBounds> {
+    in_range("count", requested.unwrap_or(3), &PREVIEW_RUNS).map(|n| n as usize)
 }
 
 /// A name or title: at most 500 characters.

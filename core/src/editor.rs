@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::gate::Gate;
-use crate::merged::{check_event, check_trigger};
+use crate::merged::{TaskOrigin, check_event, check_origin, check_trigger};
 use crate::registry::{self, Entry};
 use crate::task_pr::TaskPr;
 use crate::trigger::TriggerType;
@@ -318,17 +318,19 @@ pub fn picker_matches(entry: &Entry, query: &str) -> bool {
     q.is_empty() || entry.label.to_lowercase().contains(&q) || entry.description.to_lowercase().contains(&q)
 }
 
-/// "Would this fire?" for one recent merged PR, by the backend's own gates.
-/// `task_workspace` is the task's current workspace as the server resolved it.
+/// "Would this fire?" for one recent merged PR, by the backend's own gates in
+/// the backend's order. `origin` is the task as the server resolved it (its
+/// current workspace, and whether it is a run task, which never fires).
 pub fn preview_merged(
     pr: &TaskPr,
-    task_workspace: &str,
+    origin: Option<&TaskOrigin>,
     automation_workspace: &str,
     config: &Value,
 ) -> Result<(), Gate> {
     check_event(pr)?;
+    let origin = check_origin(origin)?;
     let cfg: GithubPrMergedConfig = serde_json::from_value(config.clone()).map_err(|_| Gate::Config)?;
-    check_trigger(task_workspace, automation_workspace, &cfg, pr)
+    check_trigger(&origin.workspace_id, automation_workspace, &cfg, pr)
 }
 
 /// A new trigger from the picker: `{type, config: default_config, enabled: true}`.
@@ -512,15 +514,46 @@ mod tests {
             base_branch: "main".into(),
             ..Default::default()
         };
-        assert_eq!(preview_merged(&pr, "W", "W", &json!({"all_repos": true})), Ok(()));
-        assert_eq!(preview_merged(&pr, "W", "W", &json!({})), Err(Gate::Repository));
+        let task = |ws: &str| TaskOrigin {
+            workspace_id: ws.into(),
+            is_automation_run: false,
+        };
+        let (w, v) = (task("W"), task("V"));
+        assert_eq!(preview_merged(&pr, Some(&w), "W", &json!({"all_repos": true})), Ok(()));
+        assert_eq!(preview_merged(&pr, Some(&w), "W", &json!({})), Err(Gate::Repository));
         assert_eq!(
-            preview_merged(&pr, "V", "W", &json!({"all_repos": true})),
+            preview_merged(&pr, Some(&v), "W", &json!({"all_repos": true})),
             Err(Gate::Workspace)
         );
         assert_eq!(
-            preview_merged(&pr, "W", "W", &json!({"all_repos": "x"})),
+            preview_merged(&pr, Some(&w), "W", &json!({"all_repos": "x"})),
             Err(Gate::Config)
+        );
+    }
+
+    /// Gate 7 in the preview: a run task's PR is refused before any trigger
+    /// rule is looked at, exactly as the server refuses it.
+    #[test]
+    fn preview_of_a_run_tasks_pr_says_it_never_fires() {
+        let pr = TaskPr {
+            task_id: "run".into(),
+            owner: "acme".into(),
+            repo: "api".into(),
+            pr_number: 2,
+            state: "merged".into(),
+            ..Default::default()
+        };
+        let run = TaskOrigin {
+            workspace_id: "W".into(),
+            is_automation_run: true,
+        };
+        assert_eq!(
+            preview_merged(&pr, Some(&run), "W", &json!({"all_repos": true})),
+            Err(Gate::NotAutomationRun)
+        );
+        assert_eq!(
+            preview_merged(&pr, None, "W", &json!({"all_repos": true})),
+            Err(Gate::TaskResolvable)
         );
     }
 

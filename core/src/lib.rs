@@ -21,6 +21,7 @@ mod lenient;
 pub mod merged;
 pub mod merger;
 pub mod notify;
+pub mod portable;
 pub mod registry;
 pub mod run_status;
 pub mod schema;

@@ -142,6 +142,16 @@ const TABLE: &[(&str, &str, Need)] = &[
     ("GET", "/api/v1/workspaces/{ws}/board-prs", Need::In(Workspace, Read)),
     ("GET", "/api/v1/workspaces/{ws}/automations", Need::In(Workspace, Read)),
     (
+        "GET",
+        "/api/v1/workspaces/{ws}/automations/export",
+        Need::In(Workspace, Read),
+    ),
+    (
+        "POST",
+        "/api/v1/workspaces/{ws}/automations/import",
+        Need::In(Workspace, Write),
+    ),
+    (
         "POST",
         "/api/v1/workspaces/{ws}/automations",
         Need::In(Workspace, Write),
@@ -180,6 +190,7 @@ const TABLE: &[(&str, &str, Need)] = &[
     ("GET", "/api/v1/sessions/{id}/messages", Need::In(Session, Read)),
     ("POST", "/api/v1/sessions/{id}/prompt", Need::In(Session, Write)),
     ("GET", "/api/v1/automation-trigger-types", Need::Signed),
+    ("GET", "/api/v1/automation-schedule-preview", Need::Signed),
     ("GET", "/api/v1/automations/{id}", Need::In(Automation, Read)),
     ("PATCH", "/api/v1/automations/{id}", Need::In(Automation, Write)),
     ("DELETE", "/api/v1/automations/{id}", Need::In(Automation, Write)),

@@ -158,6 +158,13 @@ pub struct Run {
     pub created_at: DateTime<Utc>,
 }
 
+/// A schedule's next runs, computed by the scheduler's own rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SchedulePreview {
+    pub runs: Vec<DateTime<Utc>>,
+}
+
 /// One recent evaluation of a trigger: "why didn't it fire?".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -235,3 +235,13 @@ pub struct TaskPrPreview {
     pub task_title: String,
     pub task_is_automation_run: bool,
 }
+
+impl TaskPrPreview {
+    /// The task as the server resolved it, for the preview's gates 6–7.
+    pub fn origin(&self) -> crate::merged::TaskOrigin {
+        crate::merged::TaskOrigin {
+            workspace_id: self.task_workspace_id.clone(),
+            is_automation_run: self.task_is_automation_run,
+        }
+    }
+}

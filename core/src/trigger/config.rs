@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::TriggerType;
+#[cfg(feature = "zones")]
 use crate::cron;
 use crate::lenient::null_as_default;
 
@@ -170,6 +171,7 @@ pub fn parse_scheduled(raw: &str) -> Result<ScheduledConfig, ConfigError> {
     parse_as(raw)
 }
 
+#[cfg(feature = "zones")]
 /// Save-time validation: the engine's only per-type check is the schedule,
 /// which must parse and have a run after `now`. Every other config is stored
 /// as given, even a dead one.

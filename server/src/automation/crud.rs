@@ -77,13 +77,8 @@ impl AutomationService {
         }
     }
 
-    /// Validates everything first, then writes the automation, its triggers and
-    /// repositories in one transaction.
-    pub async fn create(&self, workspace_id: &str, req: CreateAutomation) -> ServiceResult<CreatedAutomation> {
-        self.store
-            .get_workspace(workspace_id)
-            .await
-            .map_err(ServiceError::not_found("workspace"))?;
+    /// Every rule a new automation must pass, without writing anything.
+    pub(super) async fn check_new(&self, workspace_id: &str, req: &CreateAutomation) -> ServiceResult<()> {
         let name = bounds::required_name("name", &req.name).map_err(invalid)?;
         check_texts(
             name,
@@ -92,17 +87,31 @@ impl AutomationService {
             req.task_title_template.as_deref().unwrap_or_default(),
         )?;
         // Create keeps the engine's rule (`<= 0` becomes 1); above the cap is refused.
-        let max_concurrent_runs = clamp_max_concurrent_runs_on_create(req.max_concurrent_runs);
-        bounds::max_concurrent_runs(max_concurrent_runs).map_err(invalid)?;
-        let repository_ids = req.repository_ids.unwrap_or_default();
-        self.check_repositories(workspace_id, &repository_ids).await?;
-        let agent_profile_id = req.agent_profile_id.unwrap_or_default();
-        self.check_agent_profile(&agent_profile_id).await?;
-        let triggers = req.triggers.unwrap_or_default();
+        bounds::max_concurrent_runs(clamp_max_concurrent_runs_on_create(req.max_concurrent_runs)).map_err(invalid)?;
+        self.check_repositories(workspace_id, req.repository_ids.as_deref().unwrap_or_default())
+            .await?;
+        self.check_agent_profile(req.agent_profile_id.as_deref().unwrap_or_default())
+            .await?;
         let now = self.clock.now();
-        for t in &triggers {
+        for t in req.triggers.as_deref().unwrap_or_default() {
             validate_trigger(t, now)?;
         }
+        Ok(())
+    }
+
+    /// Validates everything first, then writes the automation, its triggers and
+    /// repositories in one transaction.
+    pub async fn create(&self, workspace_id: &str, req: CreateAutomation) -> ServiceResult<CreatedAutomation> {
+        self.store
+            .get_workspace(workspace_id)
+            .await
+            .map_err(ServiceError::not_found("workspace"))?;
+        self.check_new(workspace_id, &req).await?;
+        let name = kandev_core::schema::trim_space(&req.name);
+        let max_concurrent_runs = clamp_max_concurrent_runs_on_create(req.max_concurrent_runs);
+        let repository_ids = req.repository_ids.unwrap_or_default();
+        let agent_profile_id = req.agent_profile_id.unwrap_or_default();
+        let triggers = req.triggers.unwrap_or_default();
         let secret = new_webhook_secret()?;
         let created = self
             .store

@@ -8,6 +8,7 @@ mod fire;
 pub mod index;
 mod lookup;
 pub mod merged;
+mod portable;
 pub mod pr_evaluator;
 pub mod push_ci;
 pub mod scheduler;

@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use kandev_core::api::{
     Automation, CreateAutomation, CreatedAutomation, Evaluation, ManualRunResult, NewTrigger, PatchAutomation,
-    PatchTrigger, Run, Trigger, TriggerTypeInfo, WebhookResult, WebhookSecret,
+    PatchTrigger, Run, SchedulePreview, Trigger, TriggerTypeInfo, WebhookResult, WebhookSecret,
 };
 use kandev_core::registry::registry;
 use kandev_core::webhook::MAX_BODY_BYTES;
@@ -23,6 +23,7 @@ use crate::error::ServiceError;
 pub fn routes() -> ApiRoutes {
     ApiRoutes::new()
         .get("/api/v1/automation-trigger-types", trigger_types)
+        .get("/api/v1/automation-schedule-preview", schedule_preview)
         .get("/api/v1/workspaces/{ws}/automations", list)
         .post("/api/v1/workspaces/{ws}/automations", create)
         .get("/api/v1/workspaces/{ws}/automation-runs", workspace_runs)
@@ -45,6 +46,7 @@ pub fn routes() -> ApiRoutes {
             // Read one byte past the limit so an oversized body is refused, never cut.
             post(webhook).layer(DefaultBodyLimit::max(MAX_BODY_BYTES + 1)),
         )
+        .merge(super::portable::routes())
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -64,6 +66,32 @@ impl LimitParams {
 #[utoipa::path(get, path = "/api/v1/automation-trigger-types", responses((status = 200, body = [TriggerTypeInfo])))]
 pub async fn trigger_types() -> Json<Vec<TriggerTypeInfo>> {
     Json(registry())
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ScheduleParams {
+    /// The expression as the scheduled trigger would store it.
+    pub cron_expression: String,
+    /// An IANA zone; empty means UTC.
+    #[serde(default)]
+    pub timezone: String,
+    /// How many runs (1–20; default 3).
+    #[param(minimum = 1, maximum = 20)]
+    pub count: Option<i64>,
+}
+
+/// The editor asks here rather than carrying the zone database to the browser.
+#[utoipa::path(get, path = "/api/v1/automation-schedule-preview", params(ScheduleParams),
+    responses((status = 200, body = SchedulePreview), (status = 422, body = kandev_core::api::ApiError)))]
+pub async fn schedule_preview(
+    State(s): State<AppState>,
+    ApiQuery(p): ApiQuery<ScheduleParams>,
+) -> HttpResult<Json<SchedulePreview>> {
+    let count = kandev_core::bounds::preview_runs(p.count).map_err(|e| ServiceError::Invalid(e.0))?;
+    let runs = kandev_core::cron::preview(&p.cron_expression, &p.timezone, s.clock.now(), count)
+        .map_err(|e| ServiceError::Invalid(format!("invalid schedule: {e}")))?;
+    Ok(Json(SchedulePreview { runs }))
 }
 
 #[utoipa::path(get, path = "/api/v1/workspaces/{ws}/automations", params(("ws" = String, Path)), responses((status = 200, body = [Automation])))]

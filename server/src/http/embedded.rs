@@ -1,7 +1,7 @@
 //! The web app built into the binary (see `build.rs`): served when no
 //! `KANDEV_WEB_DIR` is given, so the release binary works from anywhere.
-//! Precompressed `.gz` files are sent to clients that accept gzip; every
-//! file carries an ETag so a reload costs a 304.
+//! Precompressed `.br` and `.gz` twins are sent to clients that accept them;
+//! content-hashed files are cacheable for a year, the rest revalidate by ETag.
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -17,6 +17,7 @@ mod app {
 struct Asset {
     bytes: &'static [u8],
     gzip: Option<&'static [u8]>,
+    brotli: Option<&'static [u8]>,
     etag: String,
 }
 
@@ -24,13 +25,14 @@ static ASSETS: LazyLock<HashMap<&'static str, Asset>> = LazyLock::new(|| {
     let by_path: HashMap<&str, &[u8]> = app::FILES.iter().copied().collect();
     app::FILES
         .iter()
-        .filter(|(p, _)| !p.ends_with(".gz"))
+        .filter(|(p, _)| !p.ends_with(".gz") && !p.ends_with(".br"))
         .map(|(p, bytes)| {
             let mut h = DefaultHasher::new();
             bytes.hash(&mut h);
             let asset = Asset {
                 bytes,
                 gzip: by_path.get(format!("{p}.gz").as_str()).copied(),
+                brotli: by_path.get(format!("{p}.br").as_str()).copied(),
                 etag: format!("\"{:016x}\"", h.finish()),
             };
             (*p, asset)
@@ -59,6 +61,32 @@ fn content_type(path: &str) -> &'static str {
     }
 }
 
+/// Whether a file's name carries its content hash (`name-<16 hex>.ext`, as
+/// `cargo xtask web` names them): such a file never changes under its name.
+fn content_hashed(path: &str) -> bool {
+    let stem = path.rsplit_once('.').map_or(path, |(stem, _)| stem);
+    stem.rsplit_once('-')
+        .is_some_and(|(_, h)| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// The encodings a client accepts, by name (`q=0` refuses one).
+fn accepts(headers: &HeaderMap, encoding: &str) -> bool {
+    headers
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(',').any(|e| {
+                let mut parts = e.split(';').map(str::trim);
+                parts.next() == Some(encoding)
+                    && !parts.any(|p| {
+                        p.strip_prefix("q=")
+                            .and_then(|q| q.trim().parse::<f32>().ok())
+                            .is_some_and(|q| q == 0.0)
+                    })
+            })
+        })
+}
+
 /// A file of the app, or `index.html` for the app's own routes.
 pub async fn serve(uri: Uri, headers: HeaderMap) -> Response {
     let path = uri.path().trim_start_matches('/');
@@ -77,7 +105,12 @@ pub async fn serve(uri: Uri, headers: HeaderMap) -> Response {
     };
     let mut out = HeaderMap::new();
     out.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type(name)));
-    out.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    let cache = if content_hashed(name) {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
+    };
+    out.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
     out.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
     if let Ok(v) = HeaderValue::from_str(&asset.etag) {
         out.insert(header::ETAG, v);
@@ -89,27 +122,53 @@ pub async fn serve(uri: Uri, headers: HeaderMap) -> Response {
     if fresh {
         return (StatusCode::NOT_MODIFIED, out).into_response();
     }
-    let gzip_ok = headers
-        .get(header::ACCEPT_ENCODING)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|e| e.trim().starts_with("gzip")));
-    match (asset.gzip, gzip_ok) {
-        (Some(gz), true) => {
-            out.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-            (out, gz).into_response()
+    let twin = [("br", asset.brotli), ("gzip", asset.gzip)]
+        .into_iter()
+        .find_map(|(enc, bytes)| bytes.filter(|_| accepts(&headers, enc)).map(|b| (enc, b)));
+    match twin {
+        Some((enc, bytes)) => {
+            out.insert(header::CONTENT_ENCODING, HeaderValue::from_static(enc));
+            (out, bytes).into_response()
         }
-        _ => (out, asset.bytes).into_response(),
+        None => (out, asset.bytes).into_response(),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::content_type;
+    use axum::http::{HeaderMap, HeaderValue, header};
+
+    use super::{accepts, content_hashed, content_type};
 
     #[test]
     fn the_apps_files_get_their_types() {
         assert_eq!(content_type("kandev_web_bg.wasm"), "application/wasm");
         assert_eq!(content_type("index.html"), "text/html; charset=utf-8");
         assert_eq!(content_type("locales/de/main.ftl"), "text/plain; charset=utf-8");
+    }
+
+    #[test]
+    fn only_content_hashed_names_are_immutable() {
+        assert!(content_hashed("kandev_web_bg-850aa48e0520c816.wasm"));
+        assert!(content_hashed("style-f85fdb017b491f1b.css"));
+        assert!(!content_hashed("index.html"));
+        assert!(!content_hashed("locales/en-US/board.ftl"));
+        assert!(!content_hashed("kandev_web_bg-850aa48e0520c81z.wasm"));
+        assert!(!content_hashed("my-page.html"));
+    }
+
+    #[test]
+    fn encodings_are_matched_by_name_and_q_zero_refuses() {
+        let h = |v: &str| {
+            let mut m = HeaderMap::new();
+            m.insert(header::ACCEPT_ENCODING, HeaderValue::from_str(v).unwrap());
+            m
+        };
+        assert!(accepts(&h("gzip, deflate, br, zstd"), "br"));
+        assert!(accepts(&h("gzip;q=1.0, br; q=0.5"), "br"));
+        assert!(!accepts(&h("gzip, br;q=0"), "br"));
+        assert!(!accepts(&h("gzip, br;q=0.000"), "br"));
+        assert!(!accepts(&h("gzipx"), "gzip"));
+        assert!(!accepts(&HeaderMap::new(), "gzip"));
     }
 }

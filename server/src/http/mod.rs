@@ -13,6 +13,7 @@ mod members;
 mod notifications;
 mod openapi;
 pub mod overload;
+mod portable;
 pub mod routes;
 mod stream;
 mod system;
@@ -91,6 +92,7 @@ pub fn router(state: AppState, routes: ApiRoutes, web_dir: Option<&Path>) -> Rou
     let api = match web_dir {
         Some(dir) => {
             let spa = ServeDir::new(dir)
+                .precompressed_br()
                 .precompressed_gzip()
                 .fallback(ServeFile::new(dir.join("index.html")));
             api.fallback_service(spa)

@@ -12,7 +12,9 @@ use kandev_core::trigger::TriggerType;
 use serde_json::{Map, Value, json};
 use utoipa::OpenApi;
 
-use super::{agents, auth, automations, github, members, notifications, stream, system, tasks, users, workspaces};
+use super::{
+    agents, auth, automations, github, members, notifications, portable, stream, system, tasks, users, workspaces,
+};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -64,6 +66,9 @@ use super::{agents, auth, automations, github, members, notifications, stream, s
         tasks::reject,
         tasks::cancel_merge,
         automations::trigger_types,
+        automations::schedule_preview,
+        portable::export,
+        portable::import,
         automations::list,
         automations::create,
         automations::show,

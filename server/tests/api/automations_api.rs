@@ -277,3 +277,35 @@ async fn triggers_created_together_keep_their_order(db: Db) {
     app.stop().await;
 }
 on_both_databases!(triggers_created_together_keep_their_order);
+
+/// The editor's next-run preview comes from the scheduler's own rule, so the
+/// zone database stays out of the browser.
+async fn schedule_preview_lists_the_scheduler_runs_and_refuses_bad_schedules(db: Db) {
+    let app = spawn_app(db).await;
+    let r = app
+        .get("/api/v1/automation-schedule-preview?cron_expression=0%209%20*%20*%201-5&timezone=Europe/Berlin&count=4")
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let runs: Vec<chrono::DateTime<chrono::Utc>> = serde_json::from_value(r.body["runs"].clone()).unwrap();
+    let expected = kandev_core::cron::upcoming("0 9 * * 1-5", "Europe/Berlin", chrono::Utc::now(), 4);
+    assert_eq!(runs, expected);
+    let unknown_zone = app
+        .get("/api/v1/automation-schedule-preview?cron_expression=@daily&timezone=Mars/Olympus")
+        .await;
+    assert_eq!(unknown_zone.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(unknown_zone.error_code(), "invalid");
+    assert_eq!(
+        unknown_zone.body["error"]["message"],
+        "invalid schedule: unknown time zone \"Mars/Olympus\""
+    );
+    let never = app
+        .get("/api/v1/automation-schedule-preview?cron_expression=0%200%2030%202%20*")
+        .await;
+    assert_eq!(never.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let too_many = app
+        .get("/api/v1/automation-schedule-preview?cron_expression=@hourly&count=21")
+        .await;
+    assert_eq!(too_many.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(too_many.body["error"]["message"], "count must be from 1 to 20");
+}
+on_both_databases!(schedule_preview_lists_the_scheduler_runs_and_refuses_bad_schedules);

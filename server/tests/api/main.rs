@@ -9,6 +9,7 @@ mod access_agents;
 mod access_auth;
 mod agents_api;
 mod automations_api;
+mod automations_yaml;
 mod bounds;
 mod cluster;
 mod coordination;

@@ -125,28 +125,41 @@ async fn kandev_serve_from_any_directory_serves_the_built_in_app() {
             .is_ok_and(|r| r.status().is_success())
     })
     .await;
+    let mut index = String::new();
     for path in ["/", "/w/some-workspace/board"] {
         let page = http.get(format!("{base}{path}")).send().await.expect("page");
         assert_eq!(page.status(), StatusCode::OK, "{path}");
         assert_eq!(page.headers()["content-type"], "text/html; charset=utf-8");
-        let body = page.text().await.expect("body");
-        assert!(
-            body.contains("<title>Kandev</title>") && body.contains("/kandev_web.js"),
-            "{body}"
+        assert_eq!(
+            page.headers()["cache-control"],
+            "no-cache",
+            "the page must pick up a new build"
         );
+        index = page.text().await.expect("body");
+        assert!(index.contains("<title>Kandev</title>"), "{index}");
     }
-    let wasm = http
-        .get(format!("{base}/kandev_web_bg.wasm"))
-        .header("accept-encoding", "gzip")
-        .send()
-        .await
-        .expect("wasm");
-    assert_eq!(wasm.status(), StatusCode::OK);
-    assert_eq!(wasm.headers()["content-type"], "application/wasm");
-    assert_eq!(wasm.headers()["content-encoding"], "gzip", "the precompressed file");
+    // The script and wasm have content-hashed names, so they may be kept a year.
+    let wasm_name = index
+        .split('"')
+        .find(|s| s.starts_with("/kandev_web_bg-") && s.ends_with(".wasm"))
+        .unwrap_or_else(|| panic!("no hashed wasm in {index}"));
+    assert!(index.contains("/kandev_web-") && index.contains("/style-"), "{index}");
+    for (accept, encoding) in [("gzip, deflate, br", "br"), ("gzip", "gzip")] {
+        let wasm = http
+            .get(format!("{base}{wasm_name}"))
+            .header("accept-encoding", accept)
+            .send()
+            .await
+            .expect("wasm");
+        assert_eq!(wasm.status(), StatusCode::OK);
+        assert_eq!(wasm.headers()["content-type"], "application/wasm");
+        assert_eq!(wasm.headers()["content-encoding"], encoding, "the precompressed file");
+        assert_eq!(wasm.headers()["cache-control"], "public, max-age=31536000, immutable");
+    }
+    let wasm = http.get(format!("{base}{wasm_name}")).send().await.expect("wasm");
     let etag = wasm.headers()["etag"].clone();
     let again = http
-        .get(format!("{base}/kandev_web_bg.wasm"))
+        .get(format!("{base}{wasm_name}"))
         .header("if-none-match", etag)
         .send()
         .await

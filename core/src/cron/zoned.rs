@@ -1,7 +1,6 @@
-//! Schedules: 5-field cron with IANA time zones, descriptors and `@every`.
-//!
-//! Parsing uses the maintained `croner` crate; this module adds the engine's
-//! dialect around it (zone prefixes, `@midnight`, `@every`) and the firing rule.
+//! Schedules evaluated in IANA time zones: parsing, next runs, the firing
+//! rule. Only the server compiles this (feature `zones`): the zone database
+//! would be most of the browser bundle's data.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -10,16 +9,8 @@ use chrono::{DateTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use croner::parser::{CronParser, Seconds, Year};
 
+use super::{CronError, EVERY_MAX, EVERY_MIN};
 use crate::duration::parse_duration;
-
-/// The shortest `@every` interval.
-pub const EVERY_MIN: Duration = Duration::from_secs(1);
-/// The longest `@every` interval: 366 days.
-pub const EVERY_MAX: Duration = Duration::from_secs(366 * 24 * 3600);
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct CronError(pub String);
 
 /// A parsed schedule.
 #[derive(Debug, Clone)]
@@ -132,7 +123,14 @@ pub fn is_due(expr: &str, timezone: &str, anchor: DateTime<Utc>, now: DateTime<U
         .is_some_and(|next| next <= now)
 }
 
-/// The next `count` run times after `now`, for the editor's preview.
+/// The editor's preview: the next `count` runs exactly as the scheduler would
+/// fire them, or why the schedule is refused at save.
+pub fn preview(expr: &str, timezone: &str, now: DateTime<Utc>, count: usize) -> Result<Vec<DateTime<Utc>>, CronError> {
+    validate_schedule(expr, timezone, now)?;
+    Ok(upcoming(expr, timezone, now, count))
+}
+
+/// The next `count` run times after `now`.
 pub fn upcoming(expr: &str, timezone: &str, now: DateTime<Utc>, count: usize) -> Vec<DateTime<Utc>> {
     let Ok(schedule) = Schedule::parse(expr, timezone) else {
         return vec![];
@@ -151,23 +149,6 @@ pub fn upcoming(expr: &str, timezone: &str, now: DateTime<Utc>, count: usize) ->
     out
 }
 
-/// The schedule editor's presets: a descriptor per sentence, or custom.
-pub const PRESETS: [(&str, &str); 3] = [
-    ("@hourly", "automations-cron-every-hour"),
-    ("@daily", "automations-cron-every-day"),
-    ("@weekly", "automations-cron-every-week"),
-];
-
-/// The preset an expression is, if any (`0 * * * *` is "every hour" too).
-pub fn preset_of(expr: &str) -> Option<&'static str> {
-    match expr.trim() {
-        "@hourly" | "0 * * * *" => Some("@hourly"),
-        "@daily" | "@midnight" | "0 0 * * *" => Some("@daily"),
-        "@weekly" | "0 0 * * 0" => Some("@weekly"),
-        _ => None,
-    }
-}
-
 /// Every IANA zone name we know, for the time-zone combobox.
 pub fn timezone_names() -> impl Iterator<Item = &'static str> {
     chrono_tz::TZ_VARIANTS.iter().map(|tz| tz.name())
@@ -175,11 +156,7 @@ pub fn timezone_names() -> impl Iterator<Item = &'static str> {
 
 /// Zone names containing `query` (case-insensitive), at most `limit`.
 pub fn matching_timezones(query: &str, limit: usize) -> Vec<&'static str> {
-    let q = query.trim().to_lowercase();
-    timezone_names()
-        .filter(|n| n.to_lowercase().contains(&q))
-        .take(limit)
-        .collect()
+    super::matching_zones(timezone_names(), query, limit)
 }
 
 /// A time shown in a zone (empty or unknown zone: UTC), for the next-run preview.
@@ -188,14 +165,10 @@ pub fn format_in_zone(at: DateTime<Utc>, timezone: &str) -> String {
     at.with_timezone(&tz).format("%a %Y-%m-%d %H:%M %Z").to_string()
 }
 
-/// Dedup key for a scheduled firing: one per trigger per minute.
-pub fn scheduled_dedup_key(trigger_id: &str, now: DateTime<Utc>) -> String {
-    format!("scheduled:{trigger_id}:{}", now.timestamp().div_euclid(60))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cron::{preset_of, scheduled_dedup_key};
 
     fn t(s: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
@@ -315,6 +288,31 @@ mod tests {
                 t("2026-03-08T12:00:00Z"),
                 t("2026-03-08T18:00:00Z")
             ]
+        );
+    }
+
+    #[test]
+    fn preview_lists_the_scheduler_runs_or_says_why_not() {
+        let now = t("2026-01-10T08:30:00Z");
+        assert_eq!(
+            preview("0 9 * * *", "Europe/Berlin", now, 2),
+            Ok(vec![t("2026-01-11T08:00:00Z"), t("2026-01-12T08:00:00Z")])
+        );
+        assert_eq!(
+            preview("0 9 * * *", "Europe/Berlin", now, 2).unwrap(),
+            upcoming("0 9 * * *", "Europe/Berlin", now, 2)
+        );
+        assert_eq!(
+            preview("0 9 * *", "", now, 3),
+            Err(CronError("expected exactly 5 fields".into()))
+        );
+        assert_eq!(
+            preview("@daily", "Mars/Olympus", now, 3),
+            Err(CronError("unknown time zone \"Mars/Olympus\"".into()))
+        );
+        assert_eq!(
+            preview("0 0 30 2 *", "", now, 3),
+            Err(CronError("the schedule never runs".into()))
         );
     }
 
