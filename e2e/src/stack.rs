@@ -208,6 +208,11 @@ impl Stack {
             .await
     }
 
+    pub async fn sim_patch(&self, path: &str, body: Value) -> anyhow::Result<Value> {
+        self.call(reqwest::Method::PATCH, format!("{}{path}", self.sim), Some(body))
+            .await
+    }
+
     pub async fn sim_put(&self, path: &str, body: Value) -> anyhow::Result<Value> {
         self.call(reqwest::Method::PUT, format!("{}{path}", self.sim), Some(body))
             .await

@@ -196,3 +196,15 @@ automations-no-schedule = Kein Zeitplan
 automations-sample-payload-label = Beispiel-Payload (optional)
 automations-webhook-created-title = Webhook bereit
 automations-webhook-created-body = Sende POST-Anfragen an diese URL. Kopiere das Geheimnis jetzt; danach erscheint es nur noch über „Anzeigen“.
+
+## Export und Import (YAML)
+automations-export = Als YAML exportieren
+automations-import = YAML importieren
+automations-import-title = Import aus { $file }
+automations-import-help = Noch ist nichts geändert. Automatisierungen werden über den Namen zugeordnet; was die Datei nicht nennt, bleibt erhalten.
+automations-import-action-create = neu
+automations-import-action-update = ändert { $fields }
+automations-import-action-unchanged = unverändert
+automations-import-apply = Import anwenden
+automations-import-refused = Die Datei wurde nicht importiert: { $reason }
+automations-toast-imported = Importiert: { $created } neu, { $updated } geändert.

@@ -196,3 +196,15 @@ automations-no-schedule = No schedule
 automations-sample-payload-label = Sample payload (optional)
 automations-webhook-created-title = Webhook ready
 automations-webhook-created-body = Send POST requests to this URL. Copy the secret now; it is shown again only behind Reveal.
+
+## Export and import (YAML)
+automations-export = Export YAML
+automations-import = Import YAML
+automations-import-title = Import from { $file }
+automations-import-help = Nothing has changed yet. Automations are matched by name; automations the file does not name are kept.
+automations-import-action-create = new
+automations-import-action-update = changes { $fields }
+automations-import-action-unchanged = unchanged
+automations-import-apply = Apply the import
+automations-import-refused = The file was not imported: { $reason }
+automations-toast-imported = Imported: { $created } new, { $updated } changed.

@@ -5,7 +5,6 @@ use gloo_net::http::{Request, RequestBuilder, Response};
 use kandev_core::api::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 
 /// An API failure, with the server's message when it sent one.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,38 +45,60 @@ fn on_unauthenticated(url: &str) {
     let _ = location.set_href(&format!("/login?next={next}"));
 }
 
-async fn read<T: DeserializeOwned>(resp: Response) -> ApiResult<T> {
+/// A response's status and body text, or its failure. Not generic: one copy
+/// of the reading code serves every type (the bundle's size is a feature).
+async fn body(resp: Response) -> ApiResult<(u16, String)> {
     let status = resp.status();
     if status == 401 {
         on_unauthenticated(&resp.url().replace(&origin(), ""));
     }
+    let text = resp.text().await.map_err(transport)?;
     if resp.ok() {
         // No body: 204, and the 202 of work queued for later.
-        if status == 204 || status == 202 {
-            return serde_json::from_value(Value::Null).map_err(|e| ApiFailure {
-                status,
-                message: e.to_string(),
-            });
-        }
-        return resp.json::<T>().await.map_err(|e| ApiFailure {
-            status,
-            message: e.to_string(),
-        });
+        let text = if status == 204 || status == 202 {
+            String::new()
+        } else {
+            text
+        };
+        return Ok((status, text));
     }
-    let message = match resp.json::<ApiError>().await {
+    let message = match serde_json::from_str::<ApiError>(&text) {
         Ok(e) => e.error.message,
         Err(_) => format!("HTTP {status}"),
     };
     Err(ApiFailure { status, message })
 }
 
-async fn send<T: DeserializeOwned>(req: RequestBuilder) -> ApiResult<T> {
-    read(req.send().await.map_err(transport)?).await
+/// The one deserialisation path (`from_str`), so each type's decoder is
+/// instantiated once.
+fn parse<T: DeserializeOwned>(status: u16, text: &str) -> ApiResult<T> {
+    let text = if text.trim().is_empty() { "null" } else { text };
+    serde_json::from_str(text).map_err(|e| ApiFailure {
+        status,
+        message: e.to_string(),
+    })
 }
 
-async fn send_json<B: Serialize, T: DeserializeOwned>(req: RequestBuilder, body: &B) -> ApiResult<T> {
-    let req = req.json(body).map_err(transport)?;
-    read(req.send().await.map_err(transport)?).await
+async fn send_raw(req: RequestBuilder) -> ApiResult<(u16, String)> {
+    body(req.send().await.map_err(transport)?).await
+}
+
+async fn send<T: DeserializeOwned>(req: RequestBuilder) -> ApiResult<T> {
+    let (status, text) = body(req.send().await.map_err(transport)?).await?;
+    parse(status, &text)
+}
+
+async fn send_json<B: Serialize, T: DeserializeOwned>(req: RequestBuilder, payload: &B) -> ApiResult<T> {
+    let json = serde_json::to_string(payload).map_err(|e| ApiFailure {
+        status: 0,
+        message: e.to_string(),
+    })?;
+    let req = req
+        .header("content-type", "application/json")
+        .body(json)
+        .map_err(transport)?;
+    let (status, text) = body(req.send().await.map_err(transport)?).await?;
+    parse(status, &text)
 }
 
 fn origin() -> String {
@@ -103,7 +124,7 @@ pub async fn patch<B: Serialize, T: DeserializeOwned>(path: &str, body: &B) -> A
 }
 
 pub async fn delete(path: &str) -> ApiResult<()> {
-    send::<Value>(Request::delete(path)).await.map(|_| ())
+    send_raw(Request::delete(path)).await.map(|_| ())
 }
 
 pub async fn put<B: Serialize, T: DeserializeOwned>(path: &str, body: &B) -> ApiResult<T> {
@@ -188,4 +209,28 @@ pub async fn search_repos(ws: &str, org: &str, q: &str) -> ApiResult<RepoSearch>
 
 pub async fn merged_prs(ws: &str) -> ApiResult<Vec<TaskPrPreview>> {
     get(&format!("/api/v1/workspaces/{ws}/task-prs?state=merged&limit=10")).await
+}
+
+/// The next runs of a schedule, by the server's scheduler rule.
+pub async fn schedule_preview(expr: &str, zone: &str) -> ApiResult<SchedulePreview> {
+    get(&format!(
+        "/api/v1/automation-schedule-preview?cron_expression={}&timezone={}&count=3",
+        enc(expr),
+        enc(zone)
+    ))
+    .await
+}
+
+/// Imports a YAML document of automations (`dry_run`: only the diff).
+pub async fn import_automations(
+    ws: &str,
+    yaml: String,
+    dry_run: bool,
+) -> ApiResult<kandev_core::portable::ImportResult> {
+    let req = Request::post(&format!("/api/v1/workspaces/{ws}/automations/import?dry_run={dry_run}"))
+        .header("content-type", "application/yaml")
+        .body(yaml)
+        .map_err(transport)?;
+    let (status, text) = body(req.send().await.map_err(transport)?).await?;
+    parse(status, &text)
 }

@@ -187,6 +187,39 @@ scenario!(
     super::info_tooltip
 );
 
+/// GIVEN the condition is selected, WHEN the user taps its info icon, THEN the
+/// tooltip opens (no hover on a phone) and a tap elsewhere closes it.
+async fn tap_tooltip(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = workspace(&ctx).await?;
+    open_new_editor(&ctx, &ws).await?;
+    pick_condition(&ctx, MERGED).await?;
+    let card = ".trigger-card[data-trigger-type=github_pr_merged]";
+    ctx.browser.click(&format!("{card} .tip-trigger")).await?;
+    let tip = ctx.browser.wait_for(&format!("{card} .tip-body")).await?;
+    eventually("the tooltip to open on tap", Duration::from_secs(5), || async {
+        tip.is_displayed().await.ok().filter(|d| *d)
+    })
+    .await?;
+    let expanded = ctx
+        .browser
+        .js(
+            &format!("return document.querySelector('{card} .tip-trigger').getAttribute('aria-expanded');"),
+            vec![],
+        )
+        .await?;
+    ensure!(expanded == json!("true"), "aria-expanded {expanded}");
+    ctx.browser.click("#when-title").await?;
+    eventually("the tooltip to close", Duration::from_secs(5), || async {
+        tip.is_displayed().await.ok().filter(|d| !*d)
+    })
+    .await?;
+    Ok(())
+}
+scenario!(
+    info_tooltip_opens_on_tap_and_closes_on_a_tap_elsewhere,
+    super::tap_tooltip
+);
+
 /// GIVEN the panel is open, WHEN the user unchecks "All repositories" and
 /// opens the repository selector, THEN the search request carries this
 /// workspace's id. The assertion is on the outbound request only.

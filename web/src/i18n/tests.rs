@@ -160,6 +160,23 @@ fn ids_from_core() -> BTreeSet<String> {
     for o in ["fired", "deduplicated", "capped", "stopped"] {
         out.insert(format!("automations-outcome-{o}"));
     }
+    // Values the server sends, shown through Fluent, never raw.
+    for s in ["open", "closed", "merged"] {
+        out.insert(format!("pr-state-{s}"));
+    }
+    for s in ["success", "failure", "pending"] {
+        out.insert(format!("checks-state-{s}"));
+    }
+    for s in [
+        "STARTING",
+        "RUNNING",
+        "WAITING_FOR_INPUT",
+        "COMPLETED",
+        "FAILED",
+        "CANCELLED",
+    ] {
+        out.insert(format!("session-state-{}", s.to_lowercase()));
+    }
     out
 }
 

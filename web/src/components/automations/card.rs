@@ -7,22 +7,41 @@ use kandev_core::registry;
 use kandev_core::trigger::TriggerType;
 use leptos::prelude::*;
 use serde_json::Value;
+use wasm_bindgen::JsCast;
 
 use super::badge::color_class;
 use super::panels::{PanelProps, TriggerConfigForm};
 use crate::components::{Icon, IconSvg, Switch, trigger_icon};
 use crate::i18n::{t, ta};
 
-/// An info icon whose tooltip shows on hover and on keyboard focus.
+/// An info icon whose tooltip shows on hover, on keyboard focus and on tap
+/// (phones have no hover, and Safari does not focus a tapped button). A tap
+/// elsewhere, Escape or focus moving on closes it.
 #[component]
 pub fn InfoTip(
     #[prop(into)] id: String,
     #[prop(into)] text: Signal<String>,
     #[prop(into)] label: Signal<String>,
 ) -> impl IntoView {
+    let open = RwSignal::new(false);
+    let root = NodeRef::<leptos::html::Span>::new();
+    let outside = window_event_listener(leptos::ev::pointerdown, move |ev| {
+        if !open.get_untracked() {
+            return;
+        }
+        let target = ev.target().and_then(|t| t.dyn_into::<web_sys::Node>().ok());
+        let inside = root.get_untracked().is_some_and(|r| r.contains(target.as_ref()));
+        if !inside {
+            open.set(false);
+        }
+    });
+    on_cleanup(move || outside.remove());
     view! {
-        <span class="tip">
-            <button type="button" class="tip-trigger icon-btn" aria-label=move || label.get() aria-describedby=id.clone()>
+        <span class="tip" node_ref=root class:open=move || open.get()
+            on:focusin=move |_| open.set(true) on:focusout=move |_| open.set(false)
+            on:keydown=move |ev| if ev.key() == "Escape" { open.set(false) }>
+            <button type="button" class="tip-trigger icon-btn" aria-label=move || label.get() aria-describedby=id.clone()
+                aria-expanded=move || open.get().to_string() on:click=move |_| open.set(true)>
                 <IconSvg icon=Icon::Info/>
             </button>
             <span class="tip-body" role="tooltip" id=id>{move || text.get()}</span>

@@ -17,6 +17,8 @@ use crate::i18n::{t, ta};
 use crate::live::use_live;
 use crate::time::relative;
 
+use super::transfer::Transfer;
+
 fn run_now(id: String) {
     spawn_local(async move {
         match api::post::<_, ManualRunResult>(&format!("/api/v1/automations/{id}/run"), &json!({})).await {
@@ -137,6 +139,7 @@ pub fn AutomationsList() -> impl IntoView {
                         {move || t("automations-new")}
                     </A>
                 </div>
+                <Transfer ws=ws reload=reload/>
                 {move || match list.get() {
                     None => view! { <p>{t("loading")}</p> }.into_any(),
                     Some(Err(e)) => view! { <p class="error" role="alert">{e.message}</p> }.into_any(),

@@ -2,6 +2,7 @@
 
 mod editor;
 mod list;
+mod transfer;
 
 pub use editor::AutomationEditor;
 pub use list::AutomationsList;

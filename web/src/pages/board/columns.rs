@@ -70,6 +70,8 @@ pub fn Board() -> impl IntoView {
     });
     let title = RwSignal::new(String::new());
     let writable = can(ws, Level::Write);
+    // The column a phone shows.
+    let shown = RwSignal::new(TaskStatus::Todo);
     let add = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let body = CreateTask {
@@ -108,13 +110,26 @@ pub fn Board() -> impl IntoView {
                         <button class="btn btn-primary" type="submit">{move || t("board-add")}</button>
                     </form>
                 </Show>
+                // Phones show one column at a time; wider screens hide this.
+                <nav class="column-switcher" aria-label=move || t("board-columns-label")>
+                    {TaskStatus::ALL.into_iter().map(|status| {
+                        let count = move || tasks.with(|l| l.as_ref().and_then(|r| r.as_ref().ok()).map_or(0, |l| l.iter().filter(|x| x.status == status).count()));
+                        view! {
+                            <button type="button" class="chip" data-status=status.as_str()
+                                aria-pressed=move || (shown.get() == status).to_string()
+                                on:click=move |_| shown.set(status)>
+                                {move || t(&format!("status-{}", status.as_str()))} " " <span class="count">{count}</span>
+                            </button>
+                        }
+                    }).collect_view()}
+                </nav>
                 <div class="columns">
                     {TaskStatus::ALL.into_iter().map(|status| {
                         let label_id = format!("status-{}", status.as_str());
                         let heading_id = format!("column-{}", status.as_str());
                         let heading = heading_id.clone();
                         view! {
-                            <section class="column" aria-labelledby=heading_id data-status=status.as_str()>
+                            <section class="column" class:shown=move || shown.get() == status aria-labelledby=heading_id data-status=status.as_str()>
                                 <h2 id=heading>{move || t(&label_id)}</h2>
                                 {
                                     let column = Memo::new(move |_| {
@@ -128,7 +143,7 @@ pub fn Board() -> impl IntoView {
                                                 {
                                                     let id = task.id.clone();
                                                     let mine = Memo::new(move |_| prs.with(|m| m.get(&id).cloned().unwrap_or_default()));
-                                                    view! { <TaskCard task=task prs=mine/> }
+                                                    view! { <TaskCard task=task prs=mine writable=writable/> }
                                                 }
                                             </For>
                                         </Show>

@@ -2,6 +2,7 @@
 
 mod columns;
 mod repositories;
+mod task_actions;
 mod task_card;
 mod task_detail;
 

@@ -4,16 +4,16 @@
 
 use kandev_core::access::Level;
 use kandev_core::api::{
-    Actor, ApproveResponse, Comment, CreateComment, LinkPrRequest, PatchTask, RejectRequest, ReviewRequest, Task,
-    TaskEvent, TaskPr,
+    Actor, Comment, CreateComment, LinkPrRequest, PatchTask, ReviewRequest, Task, TaskEvent, TaskPr,
 };
 use kandev_core::board::{TaskStatus, check_move};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::components::A;
-use leptos_router::hooks::{use_navigate, use_params_map};
+use leptos_router::hooks::use_params_map;
 use serde_json::{Value, json};
 
+use super::task_actions::{ManageTask, ReviewBar, act};
 use crate::api;
 use crate::components::{Layout, toast};
 use crate::i18n::{t, ta};
@@ -57,6 +57,43 @@ fn last_merge_event(events: &[TaskEvent]) -> Option<&TaskEvent> {
             "merge_requested" | "merge_cancelled" | "completed" | "blocked"
         )
     })
+}
+
+/// The merger's latest word while it works ("Waiting for checks: 2 of 3 green").
+fn merge_progress(events: &[TaskEvent]) -> Option<String> {
+    let last = events
+        .iter()
+        .rev()
+        .take_while(|e| e.kind != "merge_requested")
+        .find(|e| e.kind == "merge_progress")?;
+    let detail = last.payload.get("detail").and_then(Value::as_str)?;
+    Some(ta("task-merge-progress", &[("detail", detail.to_string())]))
+}
+
+/// Reads a linked PR from GitHub again, now, instead of at the next sweep.
+#[component]
+fn RefreshPr(pr: TaskPr, reload: RwSignal<u64>) -> impl IntoView {
+    let busy = RwSignal::new(false);
+    view! {
+        <button class="btn btn-link refresh-pr" disabled=move || busy.get() on:click=move |_| {
+            let body = LinkPrRequest {
+                owner: Some(pr.owner.clone()),
+                repo: Some(pr.repo.clone()),
+                pr_number: Some(pr.pr_number),
+                ..Default::default()
+            };
+            let task = pr.task_id.clone();
+            busy.set(true);
+            spawn_local(async move {
+                match api::post::<_, TaskPr>(&format!("/api/v1/tasks/{task}/prs"), &body).await {
+                    Ok(_) => toast(t("task-refresh-pr-done"), false),
+                    Err(e) => toast(e.message, true),
+                }
+                busy.set(false);
+                reload.update(|n| *n += 1);
+            });
+        }>{move || t("task-refresh-pr")}</button>
+    }
 }
 
 /// Whether the merger holds the task now (cancel-merge is offered).
@@ -109,24 +146,14 @@ pub fn TaskDetail() -> impl IntoView {
         let (id, _, _) = (id.get(), tick.get(), reload.get());
         async move { api::sessions(&id).await }
     });
-    let bump = move || reload.update(|n| *n += 1);
-    // An action: run it, refresh, report failures.
-    let act = move |fut: std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), api::ApiFailure>>>>| {
-        spawn_local(async move {
-            if let Err(e) = fut.await {
-                toast(e.message, true);
-            }
-            bump();
-        });
-    };
+    let act =
+        move |fut: std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), api::ApiFailure>>>>| act(reload, fut);
 
     let move_to = RwSignal::new(String::new());
     let comment = RwSignal::new(String::new());
     let pr_url = RwSignal::new(String::new());
     let review_summary = RwSignal::new(String::new());
     let review_pr = RwSignal::new(String::new());
-    let reject_reason = RwSignal::new(String::new());
-    let navigate = use_navigate();
     // Viewers see the task; the controls are for those whose role may change it.
     let writable = can(ws, Level::Write);
 
@@ -147,13 +174,14 @@ pub fn TaskDetail() -> impl IntoView {
                         let merging = merging(&task, &all_events);
                         let approver = approved_by(&all_events);
                         let writable = writable.get();
-                        let navigate = navigate.clone();
+                        let progress = merging.then(|| merge_progress(&all_events)).flatten();
                         view! {
                             <h1>{task.title.clone()}</h1>
                             <p class="status-line">
                                 <span class=format!("badge status-{}", status.as_str())>{t(&format!("status-{}", status.as_str()))}</span>
                                 {archived.then(|| view! { <span class="badge badge-muted">{t("task-archived-note")}</span> })}
                                 {outcome.map(|o| view! { <span class="outcome" role="status">{o}</span> })}
+                                {progress.map(|p| view! { <span class="muted" id="merge-progress">{p}</span> })}
                                 {approver.map(|u| view! { <span class="muted" id="approved-by">{ta("task-approved-by", &[("user", u)])}</span> })}
                             </p>
                             <section class="card">
@@ -213,65 +241,20 @@ pub fn TaskDetail() -> impl IntoView {
                                         </form>
                                     }
                                 })}
-                                {(status == TaskStatus::HumanReview).then(|| {
-                                    let (a, r) = (tid.clone(), tid.clone());
-                                    view! {
-                                        <div class="row wrap">
-                                            <button class="btn btn-primary" id="approve" on:click=move |_| {
-                                                let a = a.clone();
-                                                act(Box::pin(async move { api::post::<_, ApproveResponse>(&format!("/api/v1/tasks/{a}/approve"), &json!({})).await.map(|_| ()) }));
-                                            }>{t("task-approve")}</button>
-                                            <label for="reject-reason">{t("task-reject-reason-label")}</label>
-                                            <input id="reject-reason" prop:value=move || reject_reason.get() on:input=move |ev| reject_reason.set(event_target_value(&ev))/>
-                                            <button class="btn" id="reject" on:click=move |_| {
-                                                let r = r.clone();
-                                                let body = RejectRequest { reason: reject_reason.get() };
-                                                act(Box::pin(async move { api::post::<_, Task>(&format!("/api/v1/tasks/{r}/reject"), &body).await.map(|_| ()) }));
-                                            }>{t("task-reject")}</button>
-                                        </div>
-                                    }
-                                })}
-                                <div class="row wrap">
-                                    {
-                                        let tid = tid.clone();
-                                        let path = if archived { "unarchive" } else { "archive" };
-                                        view! {
-                                            <button class="btn" on:click=move |_| {
-                                                let tid = tid.clone();
-                                                act(Box::pin(async move { api::post::<_, Value>(&format!("/api/v1/tasks/{tid}/{path}"), &json!({})).await.map(|_| ()) }));
-                                            }>{if archived { t("task-unarchive") } else { t("task-archive") }}</button>
-                                        }
-                                    }
-                                    {
-                                        let tid = tid.clone();
-                                        let navigate = navigate.clone();
-                                        view! {
-                                            <button class="btn btn-danger" on:click=move |_| {
-                                                let tid = tid.clone();
-                                                let navigate = navigate.clone();
-                                                let ws = ws.get_untracked();
-                                                spawn_local(async move {
-                                                    match api::delete(&format!("/api/v1/tasks/{tid}")).await {
-                                                        Ok(()) => navigate(&format!("/w/{ws}"), Default::default()),
-                                                        Err(e) => toast(e.message, true),
-                                                    }
-                                                });
-                                            }>{t("task-delete")}</button>
-                                        }
-                                    }
-                                </div>
                             </section>
                             })}
+                            {(writable && !merging && status == TaskStatus::HumanReview).then(|| view! { <ReviewBar task_id=tid.clone() reload=reload/> })}
                             <section class="card">
                                 <h2>{t("task-prs")}</h2>
                                 {move || {
                                     let list: Vec<TaskPr> = prs.get().and_then(Result::ok).unwrap_or_default();
                                     if list.is_empty() { view! { <p class="muted">{t("task-prs-none")}</p> }.into_any() } else {
                                         view! { <ul class="plain">{list.into_iter().map(|p| view! {
-                                            <li><a href=p.pr_url.clone() target="_blank" rel="noopener">{format!("{}/{}#{}", p.owner, p.repo, p.pr_number)}</a>
+                                            <li class="task-pr"><a href=p.pr_url.clone() target="_blank" rel="noopener">{format!("{}/{}#{}", p.owner, p.repo, p.pr_number)}</a>
                                                 " " {p.pr_title.clone()} " "
-                                                <span class=format!("badge pr-{}", p.state)>{p.state.clone()}</span>
-                                                {(!p.checks_state.is_empty()).then(|| view! { <span class=format!("badge checks-{}", p.checks_state)>{ta("task-checks-badge", &[("state", p.checks_state.clone())])}</span> })}
+                                                <span class=format!("badge pr-{}", p.state)>{t(&format!("pr-state-{}", p.state))}</span>
+                                                {(!p.checks_state.is_empty()).then(|| view! { <span class=format!("badge checks-{}", p.checks_state)>{ta("task-checks-badge", &[("state", t(&format!("checks-state-{}", p.checks_state)))])}</span> })}
+                                                {writable.then(|| view! { <RefreshPr pr=p.clone() reload=reload/> })}
                                             </li>
                                         }).collect_view()}</ul> }.into_any()
                                     }
@@ -298,12 +281,17 @@ pub fn TaskDetail() -> impl IntoView {
                             </section>
                             <section class="card">
                                 <h2>{t("task-sessions")}</h2>
-                                <ul class="plain">
-                                    {move || sessions.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|s| {
+                                {move || {
+                                    let list = sessions.get().and_then(Result::ok).unwrap_or_default();
+                                    if list.is_empty() {
+                                        return view! { <p class="muted empty" id="sessions-empty">{t("task-sessions-none")}</p> }.into_any();
+                                    }
+                                    view! { <ul class="plain">{list.into_iter().map(|s| {
                                         let href = format!("/w/{}/runs/{}", ws.get_untracked(), s.task_id);
-                                        view! { <li>{ta("session-state", &[("state", s.state.clone())])} " " <A href=href>{t("task-open-transcript")}</A></li> }
-                                    }).collect_view()}
-                                </ul>
+                                        let state = t(&format!("session-state-{}", s.state.to_lowercase()));
+                                        view! { <li>{ta("session-state", &[("state", state)])} " " <A href=href>{t("task-open-transcript")}</A></li> }
+                                    }).collect_view()}</ul> }.into_any()
+                                }}
                             </section>
                             <section class="card">
                                 <h2>{t("task-comments")}</h2>
@@ -332,6 +320,7 @@ pub fn TaskDetail() -> impl IntoView {
                                     }
                                 })}
                             </section>
+                            {writable.then(|| view! { <ManageTask task_id=tid.clone() title=task.title.clone() archived=archived ws=ws reload=reload/> })}
                             <section class="card">
                                 <h2>{t("task-events")}</h2>
                                 <ol class="plain events">

@@ -26,7 +26,7 @@ pub fn MergedPreview(config: Signal<Value>, workspace_id: Signal<String>) -> imp
                     }
                     let ws = workspace_id.get();
                     list.into_iter().map(|p| {
-                        let verdict = config.with(|c| preview_merged(&p.pr, &p.task_workspace_id, &ws, c));
+                        let verdict = config.with(|c| preview_merged(&p.pr, Some(&p.origin()), &ws, c));
                         let (class, text) = match verdict {
                             Ok(()) => ("ok", t("automations-preview-would-fire")),
                             Err(gate) => ("stop", ta("automations-preview-stopped", &[("gate", t(&gate.message_id()))])),

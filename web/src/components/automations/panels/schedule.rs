@@ -1,13 +1,25 @@
 //! The schedule editor: a preset sentence or a custom cron expression, a
-//! searchable time zone, and the next runs in that zone and in UTC.
+//! searchable time zone, and the next runs in that zone and in UTC. The runs
+//! come from the server (the scheduler's own rule); the browser's `Intl`
+//! lists the zones and writes the times in the interface's language.
 
-use kandev_core::cron::{PRESETS, format_in_zone, matching_timezones, preset_of, upcoming};
+use chrono::{DateTime, Utc};
+use gloo_timers::future::TimeoutFuture;
+use kandev_core::cron::{PRESETS, matching_zones, preset_of};
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 use serde_json::Value;
 
 use super::PanelProps;
-use crate::i18n::t;
-use crate::time::now;
+use crate::api;
+use crate::i18n::{t, use_locale};
+use crate::time::{format_in_zone, zones};
+
+/// How long typing must pause before the preview asks the server.
+const DEBOUNCE_MS: u32 = 300;
+
+/// The preview: runs, or the schedule is refused; `None` until answered.
+type Next = Option<Result<Vec<DateTime<Utc>>, ()>>;
 
 const CUSTOM: &str = "custom";
 const NONE: &str = "";
@@ -54,7 +66,33 @@ pub fn SchedulePanel(
         }
     };
     let tz_query = RwSignal::new(String::new());
-    let next = move || upcoming(&expr(), &tz(), now(), 3);
+    let all_zones = StoredValue::new(zones());
+    let locale = use_locale();
+    let next = RwSignal::new(Next::None);
+    let asked = StoredValue::new(0u64);
+    Effect::new(move |_| {
+        let (e, z) = (expr(), tz());
+        if !active.get() {
+            return;
+        }
+        let ticket = asked.get_value() + 1;
+        asked.set_value(ticket);
+        spawn_local(async move {
+            TimeoutFuture::new(DEBOUNCE_MS).await;
+            if asked.get_value() != ticket {
+                return;
+            }
+            let answer = match api::schedule_preview(&e, &z).await {
+                Ok(p) => Some(Ok(p.runs)),
+                Err(f) if f.status == 422 => Some(Err(())),
+                // Offline or the server busy: keep what is shown.
+                Err(_) => return,
+            };
+            if asked.get_value() == ticket {
+                next.set(answer);
+            }
+        });
+    });
     view! {
         <div class="panel schedule-panel">
             <div class="field">
@@ -93,24 +131,29 @@ pub fn SchedulePanel(
                             props.set("timezone", Value::String(v));
                         }/>
                     <datalist id="timezone-list">
-                        {move || matching_timezones(&tz_query.get(), 50).into_iter().map(|z| view! { <option value=z></option> }).collect_view()}
+                        {move || {
+                            let q = tz_query.get();
+                            let found: Vec<String> = all_zones.with_value(|all| {
+                                matching_zones(all.iter().map(String::as_str), &q, 50).into_iter().map(str::to_string).collect()
+                            });
+                            found.into_iter().map(|z| view! { <option value=z></option> }).collect_view()
+                        }}
                     </datalist>
                     <Show when=move || tz().trim().is_empty()>
                         <p class="help">{move || t("automations-timezone-utc-note")}</p>
                     </Show>
                 </div>
                 <div class="next-runs" aria-live="polite">
-                    {move || {
-                        let list = next();
-                        if list.is_empty() {
-                            view! { <p class="warning">{t("automations-cron-invalid")}</p> }.into_any()
-                        } else {
-                            let zone = tz();
+                    {move || match next.get() {
+                        None => ().into_any(),
+                        Some(Err(())) => view! { <p class="warning">{t("automations-cron-invalid")}</p> }.into_any(),
+                        Some(Ok(list)) => {
+                            let (zone, lang) = (tz(), locale.get());
                             view! {
                                 <span class="label">{t("automations-next-runs")}</span>
                                 <ul class="plain">
                                     {list.into_iter().map(|at| view! {
-                                        <li><span>{format_in_zone(at, &zone)}</span> <span class="muted">{format!("({})", format_in_zone(at, ""))}</span></li>
+                                        <li><span>{format_in_zone(at, &zone, &lang)}</span> <span class="muted">{format!("({})", format_in_zone(at, "", &lang))}</span></li>
                                     }).collect_view()}
                                 </ul>
                             }.into_any()
