@@ -158,11 +158,15 @@ pub struct Run {
     pub created_at: DateTime<Utc>,
 }
 
-/// A schedule's next runs, computed by the scheduler's own rule.
+/// A schedule's next runs, computed by the scheduler's own rule. A schedule
+/// the scheduler would refuse is an answer too: no runs, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SchedulePreview {
     pub runs: Vec<DateTime<Utc>>,
+    /// Why the schedule would be refused at save; absent when it is valid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// One recent evaluation of a trigger: "why didn't it fire?".

@@ -83,15 +83,22 @@ pub struct ScheduleParams {
 
 /// The editor asks here rather than carrying the zone database to the browser.
 #[utoipa::path(get, path = "/api/v1/automation-schedule-preview", params(ScheduleParams),
-    responses((status = 200, body = SchedulePreview), (status = 422, body = kandev_core::api::ApiError)))]
+    responses((status = 200, body = SchedulePreview), (status = 422, description = "count out of range", body = kandev_core::api::ApiError)))]
 pub async fn schedule_preview(
     State(s): State<AppState>,
     ApiQuery(p): ApiQuery<ScheduleParams>,
 ) -> HttpResult<Json<SchedulePreview>> {
     let count = kandev_core::bounds::preview_runs(p.count).map_err(|e| ServiceError::Invalid(e.0))?;
-    let runs = kandev_core::cron::preview(&p.cron_expression, &p.timezone, s.clock.now(), count)
-        .map_err(|e| ServiceError::Invalid(format!("invalid schedule: {e}")))?;
-    Ok(Json(SchedulePreview { runs }))
+    // The request is fine even when the schedule is not: the preview says why.
+    Ok(Json(
+        match kandev_core::cron::preview(&p.cron_expression, &p.timezone, s.clock.now(), count) {
+            Ok(runs) => SchedulePreview { runs, error: None },
+            Err(e) => SchedulePreview {
+                runs: vec![],
+                error: Some(format!("invalid schedule: {e}")),
+            },
+        },
+    ))
 }
 
 #[utoipa::path(get, path = "/api/v1/workspaces/{ws}/automations", params(("ws" = String, Path)), responses((status = 200, body = [Automation])))]

@@ -286,22 +286,31 @@ async fn schedule_preview_lists_the_scheduler_runs_and_refuses_bad_schedules(db:
         .get("/api/v1/automation-schedule-preview?cron_expression=0%209%20*%20*%201-5&timezone=Europe/Berlin&count=4")
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.body.get("error").is_none(), "{}", r.body);
     let runs: Vec<chrono::DateTime<chrono::Utc>> = serde_json::from_value(r.body["runs"].clone()).unwrap();
     let expected = kandev_core::cron::upcoming("0 9 * * 1-5", "Europe/Berlin", chrono::Utc::now(), 4);
     assert_eq!(runs, expected);
     let unknown_zone = app
         .get("/api/v1/automation-schedule-preview?cron_expression=@daily&timezone=Mars/Olympus")
         .await;
-    assert_eq!(unknown_zone.status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert_eq!(unknown_zone.error_code(), "invalid");
+    // A well-formed question about a bad schedule is answered: no runs, and why.
+    assert_eq!(unknown_zone.status, StatusCode::OK);
     assert_eq!(
-        unknown_zone.body["error"]["message"],
-        "invalid schedule: unknown time zone \"Mars/Olympus\""
+        unknown_zone.body,
+        json!({"runs": [], "error": "invalid schedule: unknown time zone \"Mars/Olympus\""})
     );
     let never = app
         .get("/api/v1/automation-schedule-preview?cron_expression=0%200%2030%202%20*")
         .await;
-    assert_eq!(never.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        never.body,
+        json!({"runs": [], "error": "invalid schedule: the schedule never runs"})
+    );
+    let blank = app.get("/api/v1/automation-schedule-preview?cron_expression=").await;
+    assert_eq!(
+        blank.body,
+        json!({"runs": [], "error": "invalid schedule: empty expression"})
+    );
     let too_many = app
         .get("/api/v1/automation-schedule-preview?cron_expression=@hourly&count=21")
         .await;

@@ -83,8 +83,8 @@ pub fn SchedulePanel(
                 return;
             }
             let answer = match api::schedule_preview(&e, &z).await {
+                Ok(p) if p.error.is_some() => Some(Err(())),
                 Ok(p) => Some(Ok(p.runs)),
-                Err(f) if f.status == 422 => Some(Err(())),
                 // Offline or the server busy: keep what is shown.
                 Err(_) => return,
             };
