@@ -91,3 +91,19 @@ notify-attempts = { $count ->
 }
 notify-answered = Antwort { $code }
 notify-not-tried = noch nicht versucht
+
+## Fehlercodes des Servers
+error-bad_request = Die Anfrage war fehlerhaft.
+error-unauthenticated = Bitte melde dich erneut an.
+error-forbidden = Deine Rolle in diesem Arbeitsbereich erlaubt das nicht.
+error-csrf = Die Anfrage kam von einer anderen Website und wurde abgelehnt.
+error-misdirected_request = Dieser Server antwortet nicht unter dieser Adresse.
+error-too_many_attempts = Zu viele Versuche; warte kurz und versuche es erneut.
+error-not_found = Das gibt es nicht mehr, oder du kannst es nicht sehen.
+error-method_not_allowed = Diese Aktion ist hier nicht möglich.
+error-conflict = Es hat sich inzwischen geändert; lade neu und versuche es erneut.
+error-payload_too_large = Das ist zu groß zum Senden.
+error-invalid = Das wurde abgelehnt: prüfe die Werte und versuche es erneut.
+error-upstream_error = GitHub hat nicht wie erwartet geantwortet; versuche es gleich noch einmal.
+error-unavailable = Der Server ist ausgelastet oder dafür nicht eingerichtet; versuche es gleich noch einmal.
+error-internal = Auf dem Server ist etwas schiefgegangen.

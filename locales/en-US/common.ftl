@@ -91,3 +91,19 @@ notify-attempts = { $count ->
 }
 notify-answered = answered { $code }
 notify-not-tried = not tried yet
+
+## Server error codes (the English interface shows the server's own message)
+error-bad_request = The request was malformed.
+error-unauthenticated = Please sign in again.
+error-forbidden = Your role in this workspace does not allow that.
+error-csrf = The request came from another site and was refused.
+error-misdirected_request = This server does not answer for this address.
+error-too_many_attempts = Too many attempts; wait a moment and try again.
+error-not_found = It no longer exists, or you cannot see it.
+error-method_not_allowed = That action is not possible here.
+error-conflict = It changed in the meantime; reload and try again.
+error-payload_too_large = That is too large to send.
+error-invalid = That was refused: check the values and try again.
+error-upstream_error = GitHub did not answer as expected; try again shortly.
+error-unavailable = The server is busy or not set up for that; try again shortly.
+error-internal = Something went wrong on the server.

@@ -6,16 +6,27 @@ use kandev_core::api::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-/// An API failure, with the server's message when it sent one.
+/// An API failure, with the server's code and message when it sent them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiFailure {
     pub status: u16,
+    /// One of `kandev_core::api::ERROR_CODES`; empty when the request never
+    /// got an answer.
+    pub code: String,
     pub message: String,
 }
 
+/// What to show a person: the server's own words in English (they name the
+/// field or rule), otherwise the code's message in the interface's language,
+/// so the German interface never shows raw server English.
 impl std::fmt::Display for ApiFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
+        let english = leptos::prelude::GetUntracked::get_untracked(&crate::i18n::use_locale()).starts_with("en");
+        if english || self.code.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            f.write_str(&crate::i18n::t(&format!("error-{}", self.code)))
+        }
     }
 }
 
@@ -24,6 +35,7 @@ pub type ApiResult<T> = Result<T, ApiFailure>;
 fn transport(e: gloo_net::Error) -> ApiFailure {
     ApiFailure {
         status: 0,
+        code: String::new(),
         message: e.to_string(),
     }
 }
@@ -62,11 +74,11 @@ async fn body(resp: Response) -> ApiResult<(u16, String)> {
         };
         return Ok((status, text));
     }
-    let message = match serde_json::from_str::<ApiError>(&text) {
-        Ok(e) => e.error.message,
-        Err(_) => format!("HTTP {status}"),
+    let (code, message) = match serde_json::from_str::<ApiError>(&text) {
+        Ok(e) => (e.error.code, e.error.message),
+        Err(_) => (String::new(), format!("HTTP {status}")),
     };
-    Err(ApiFailure { status, message })
+    Err(ApiFailure { status, code, message })
 }
 
 /// The one deserialisation path (`from_str`), so each type's decoder is
@@ -75,6 +87,7 @@ fn parse<T: DeserializeOwned>(status: u16, text: &str) -> ApiResult<T> {
     let text = if text.trim().is_empty() { "null" } else { text };
     serde_json::from_str(text).map_err(|e| ApiFailure {
         status,
+        code: String::new(),
         message: e.to_string(),
     })
 }
@@ -91,6 +104,7 @@ async fn send<T: DeserializeOwned>(req: RequestBuilder) -> ApiResult<T> {
 async fn send_json<B: Serialize, T: DeserializeOwned>(req: RequestBuilder, payload: &B) -> ApiResult<T> {
     let json = serde_json::to_string(payload).map_err(|e| ApiFailure {
         status: 0,
+        code: String::new(),
         message: e.to_string(),
     })?;
     let req = req

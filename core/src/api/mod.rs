@@ -46,6 +46,25 @@ impl ApiError {
     }
 }
 
+/// Every error `code` the API answers with: the server maps its errors onto
+/// these, and the browser has a message for each in every language.
+pub const ERROR_CODES: [&str; 14] = [
+    "bad_request",
+    "unauthenticated",
+    "forbidden",
+    "csrf",
+    "misdirected_request",
+    "too_many_attempts",
+    "not_found",
+    "method_not_allowed",
+    "conflict",
+    "payload_too_large",
+    "invalid",
+    "upstream_error",
+    "unavailable",
+    "internal",
+];
+
 /// A live update on `GET /workspaces/{ws}/stream`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LiveUpdate {

@@ -67,3 +67,36 @@ scenario!(
     automations_export_to_yaml_and_import_with_a_diff_first,
     super::yaml_round_trip
 );
+
+/// GIVEN the German interface, WHEN the server refuses an import, THEN the
+/// page says so in German (the error code's message), never in the server's
+/// English.
+async fn refused_in_german(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = workspace(&ctx).await?;
+    ctx.browser
+        .goto(&format!("/settings/workspace/{ws}/automations"))
+        .await?;
+    ctx.browser.select("#language-picker", "de").await?;
+    ctx.browser
+        .wait_text("label[for=import-automations]", "YAML importieren")
+        .await?;
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("broken.yaml");
+    std::fs::write(
+        &path,
+        "version: 1\nautomations:\n  - name: X\n    repositories: [acme/nowhere]\n",
+    )?;
+    ctx.browser
+        .wait_for("#import-automations")
+        .await?
+        .send_keys(path.display().to_string())
+        .await?;
+    let text = ctx.browser.wait_text("#import-refused", "abgelehnt").await?;
+    ensure!(text.starts_with("Die Datei wurde nicht importiert"), "{text}");
+    ensure!(
+        !text.contains("is not in this workspace"),
+        "server English shown: {text}"
+    );
+    Ok(())
+}
+scenario!(a_refused_import_is_explained_in_german, super::refused_in_german);

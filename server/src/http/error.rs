@@ -70,3 +70,33 @@ impl IntoResponse for HttpError {
 }
 
 pub type HttpResult<T> = Result<T, HttpError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The browser translates codes, so the server may only answer with the
+    /// codes core lists.
+    #[test]
+    fn every_error_code_is_one_core_lists() {
+        let all = [
+            ServiceError::BadRequest(String::new()),
+            ServiceError::Unauthorized(String::new()),
+            ServiceError::Forbidden(String::new()),
+            ServiceError::Csrf(String::new()),
+            ServiceError::Misdirected(String::new()),
+            ServiceError::Throttled(1),
+            ServiceError::NotFound(String::new()),
+            ServiceError::MethodNotAllowed(String::new()),
+            ServiceError::Conflict(String::new()),
+            ServiceError::TooLarge(String::new()),
+            ServiceError::Invalid(String::new()),
+            ServiceError::Upstream(String::new()),
+            ServiceError::Unavailable(String::new()),
+            ServiceError::Internal(String::new()),
+        ];
+        let codes: std::collections::BTreeSet<_> = all.iter().map(|e| status_and_code(e).1).collect();
+        let listed: std::collections::BTreeSet<_> = kandev_core::api::ERROR_CODES.into_iter().collect();
+        assert_eq!(codes, listed);
+    }
+}

@@ -161,6 +161,9 @@ fn ids_from_core() -> BTreeSet<String> {
         out.insert(format!("automations-outcome-{o}"));
     }
     // Values the server sends, shown through Fluent, never raw.
+    for code in kandev_core::api::ERROR_CODES {
+        out.insert(format!("error-{code}"));
+    }
     for s in ["open", "closed", "merged"] {
         out.insert(format!("pr-state-{s}"));
     }

@@ -20,7 +20,7 @@ fn CreateWorkspaceForm() -> impl IntoView {
         spawn_local(async move {
             match api::post::<_, Workspace>("/api/v1/workspaces", &body).await {
                 Ok(w) => navigate(&format!("/w/{}", w.id), Default::default()),
-                Err(e) => error.set(Some(e.message)),
+                Err(e) => error.set(Some(e.to_string())),
             }
         });
     };
@@ -51,7 +51,7 @@ fn first_workspace(target: fn(&str) -> String) -> impl IntoView {
     });
     move || match workspaces.get() {
         Some(Ok(list)) if list.is_empty() => view! { <CreateWorkspaceForm/> }.into_any(),
-        Some(Err(e)) => view! { <p class="error" role="alert">{e.message}</p> }.into_any(),
+        Some(Err(e)) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
         _ => view! { <p class="page">{t("loading")}</p> }.into_any(),
     }
 }

@@ -49,8 +49,8 @@ pub fn Login() -> impl IntoView {
                     password.set(String::new());
                     error.set(Some(match e.status {
                         401 => t("login-failed"),
-                        429 => ta("login-throttled", &[("detail", e.message)]),
-                        _ => e.message,
+                        429 => ta("login-throttled", &[("detail", e.to_string())]),
+                        _ => e.to_string(),
                     }));
                     busy.set(false);
                 }

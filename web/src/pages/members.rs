@@ -35,7 +35,7 @@ pub fn Members() -> impl IntoView {
                     reload.update(|n| *n += 1);
                     refresh();
                 }
-                Err(e) => toast(e.message, true),
+                Err(e) => toast(e.to_string(), true),
             }
         });
     };
@@ -44,7 +44,7 @@ pub fn Members() -> impl IntoView {
         spawn_local(async move {
             match api::delete(&format!("/api/v1/workspaces/{ws}/members/{}", api::enc(&user))).await {
                 Ok(()) => reload.update(|n| *n += 1),
-                Err(e) => toast(e.message, true),
+                Err(e) => toast(e.to_string(), true),
             }
         });
     };
@@ -57,7 +57,7 @@ pub fn Members() -> impl IntoView {
                 <section class="card">
                     {move || match members.get() {
                         None => view! { <p>{t("loading")}</p> }.into_any(),
-                        Some(Err(e)) => view! { <p class="error" role="alert">{e.message}</p> }.into_any(),
+                        Some(Err(e)) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
                         Some(Ok(list)) => view! {
                             <ul class="plain members">
                                 {list.into_iter().map(|m| {

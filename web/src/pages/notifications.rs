@@ -86,7 +86,7 @@ pub fn Notifications() -> impl IntoView {
                     reload.update(|n| *n += 1);
                     toast(t("notify-added"), false);
                 }
-                Err(e) => toast(e.message, true),
+                Err(e) => toast(e.to_string(), true),
             }
         });
     };
@@ -99,7 +99,7 @@ pub fn Notifications() -> impl IntoView {
                     toast(t("notify-test-sent"), false);
                     reload.update(|n| *n += 1);
                 }
-                Err(e) => toast(e.message, true),
+                Err(e) => toast(e.to_string(), true),
             }
         });
     };
@@ -108,7 +108,7 @@ pub fn Notifications() -> impl IntoView {
         spawn_local(async move {
             match api::delete(&format!("/api/v1/workspaces/{ws}/notification-targets/{id}")).await {
                 Ok(()) => reload.update(|n| *n += 1),
-                Err(e) => toast(e.message, true),
+                Err(e) => toast(e.to_string(), true),
             }
         });
     };
@@ -122,7 +122,7 @@ pub fn Notifications() -> impl IntoView {
                         <h2>{move || t("notify-targets")}</h2>
                         {move || match targets.get() {
                             None => view! { <p>{t("loading")}</p> }.into_any(),
-                            Some(Err(e)) => view! { <p class="error" role="alert">{e.message}</p> }.into_any(),
+                            Some(Err(e)) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
                             Some(Ok(list)) if list.is_empty() => view! { <p class="muted">{t("notify-no-targets")}</p> }.into_any(),
                             Some(Ok(list)) => view! {
                                 <ul class="plain targets">
@@ -147,7 +147,7 @@ pub fn Notifications() -> impl IntoView {
                     <h2>{move || t("notify-log")}</h2>
                     {move || match log.get() {
                         None => view! { <p>{t("loading")}</p> }.into_any(),
-                        Some(Err(e)) => view! { <p class="error" role="alert">{e.message}</p> }.into_any(),
+                        Some(Err(e)) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
                         Some(Ok(list)) if list.is_empty() => view! { <p class="muted">{t("notify-log-empty")}</p> }.into_any(),
                         Some(Ok(list)) => view! {
                             <ul class="plain deliveries">

@@ -31,7 +31,7 @@ pub fn Tokens() -> impl IntoView {
                     name.set(String::new());
                     reload.update(|n| *n += 1);
                 }
-                Err(e) => toast(e.message, true),
+                Err(e) => toast(e.to_string(), true),
             }
         });
     };
@@ -48,7 +48,7 @@ pub fn Tokens() -> impl IntoView {
         spawn_local(async move {
             match api::delete(&format!("/api/v1/tokens/{}", api::enc(&id))).await {
                 Ok(()) => reload.update(|n| *n += 1),
-                Err(e) => toast(e.message, true),
+                Err(e) => toast(e.to_string(), true),
             }
         });
     };
@@ -74,7 +74,7 @@ pub fn Tokens() -> impl IntoView {
                 <section class="card">
                     {move || match tokens.get() {
                         None => view! { <p>{t("loading")}</p> }.into_any(),
-                        Some(Err(e)) => view! { <p class="error" role="alert">{e.message}</p> }.into_any(),
+                        Some(Err(e)) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
                         Some(Ok(list)) if list.is_empty() => view! { <p class="muted">{t("tokens-none")}</p> }.into_any(),
                         Some(Ok(list)) => view! {
                             <ul class="plain tokens">

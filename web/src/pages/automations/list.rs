@@ -26,7 +26,7 @@ fn run_now(id: String) {
                 let (msg, args) = run_now_toast(&r);
                 toast(ta(msg, &args), false);
             }
-            Err(e) if !e.message.is_empty() => toast(e.message, true),
+            Err(e) if !e.message.is_empty() => toast(e.to_string(), true),
             Err(_) => toast(t("automations-toast-trigger-failed"), true),
         }
     });
@@ -74,7 +74,7 @@ fn Row(
                         let body = PatchAutomation { enabled: Some(on), ..Default::default() };
                         if let Err(e) = api::patch::<_, Automation>(&format!("/api/v1/automations/{id}"), &body).await {
                             enabled.set(!on);
-                            toast(e.message, true);
+                            toast(e.to_string(), true);
                         }
                         reload.update(|n| *n += 1);
                     });
@@ -122,7 +122,7 @@ pub fn AutomationsList() -> impl IntoView {
         spawn_local(async move {
             match api::delete(&format!("/api/v1/automations/{id}")).await {
                 Ok(()) => toast(t("automations-toast-deleted"), false),
-                Err(e) => toast(e.message, true),
+                Err(e) => toast(e.to_string(), true),
             }
             reload.update(|n| *n += 1);
         });
@@ -142,7 +142,7 @@ pub fn AutomationsList() -> impl IntoView {
                 <Transfer ws=ws reload=reload/>
                 {move || match list.get() {
                     None => view! { <p>{t("loading")}</p> }.into_any(),
-                    Some(Err(e)) => view! { <p class="error" role="alert">{e.message}</p> }.into_any(),
+                    Some(Err(e)) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
                     Some(Ok(items)) if items.is_empty() => view! { <p class="empty">{t("automations-empty")}</p> }.into_any(),
                     Some(Ok(items)) => view! {
                         <table class="table automations-table">

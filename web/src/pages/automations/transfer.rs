@@ -50,7 +50,7 @@ pub fn Transfer(ws: Signal<String>, reload: RwSignal<u64>) -> impl IntoView {
                 Ok(diff) => pending.set(Some(Pending { file, yaml, diff })),
                 Err(e) => {
                     pending.set(None);
-                    refused.set(Some(e.message));
+                    refused.set(Some(e.to_string()));
                 }
             }
         });
@@ -73,7 +73,7 @@ pub fn Transfer(ws: Signal<String>, reload: RwSignal<u64>) -> impl IntoView {
                     );
                     pending.set(None);
                 }
-                Err(e) => refused.set(Some(e.message)),
+                Err(e) => refused.set(Some(e.to_string())),
             }
             reload.update(|n| *n += 1);
         });

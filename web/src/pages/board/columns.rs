@@ -87,7 +87,7 @@ pub fn Board() -> impl IntoView {
                     title.set(String::new());
                     tasks.refetch();
                 }
-                Err(e) => toast(e.message, true),
+                Err(e) => toast(e.to_string(), true),
             }
         });
     };

@@ -34,7 +34,7 @@ pub fn Repositories(#[prop(into)] ws: Signal<String>) -> impl IntoView {
                     name.set(String::new());
                     repos.refetch();
                 }
-                Err(e) => toast(e.message, true),
+                Err(e) => toast(e.to_string(), true),
             }
         });
     };
@@ -61,7 +61,7 @@ pub fn Repositories(#[prop(into)] ws: Signal<String>) -> impl IntoView {
                     toast(t("repo-ci-wait-saved"), false);
                     repos.refetch();
                 }
-                Err(e) => toast(e.message, true),
+                Err(e) => toast(e.to_string(), true),
             }
         });
     };

@@ -18,7 +18,7 @@ use crate::i18n::{t, ta};
 pub fn act(reload: RwSignal<u64>, fut: impl Future<Output = ApiResult<()>> + 'static) {
     spawn_local(async move {
         if let Err(e) = fut.await {
-            toast(e.message, true);
+            toast(e.to_string(), true);
         }
         reload.update(|n| *n += 1);
     });
@@ -87,7 +87,7 @@ pub fn ManageTask(
         spawn_local(async move {
             match api::delete(&format!("/api/v1/tasks/{tid}")).await {
                 Ok(()) => navigate(&format!("/w/{ws}"), Default::default()),
-                Err(e) => toast(e.message, true),
+                Err(e) => toast(e.to_string(), true),
             }
         });
     };

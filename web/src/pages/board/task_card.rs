@@ -29,7 +29,7 @@ fn MoveMenu(task: Task) -> impl IntoView {
                     let body = PatchTask { status: Some(to), ..Default::default() };
                     // The live notice redraws the board; only failures need saying.
                     if let Err(e) = api::patch::<_, Task>(&format!("/api/v1/tasks/{id}"), &body).await {
-                        toast(e.message, true);
+                        toast(e.to_string(), true);
                     }
                 });
             }>

@@ -87,7 +87,7 @@ fn RefreshPr(pr: TaskPr, reload: RwSignal<u64>) -> impl IntoView {
             spawn_local(async move {
                 match api::post::<_, TaskPr>(&format!("/api/v1/tasks/{task}/prs"), &body).await {
                     Ok(_) => toast(t("task-refresh-pr-done"), false),
-                    Err(e) => toast(e.message, true),
+                    Err(e) => toast(e.to_string(), true),
                 }
                 busy.set(false);
                 reload.update(|n| *n += 1);
@@ -163,7 +163,7 @@ pub fn TaskDetail() -> impl IntoView {
                 <A href=move || format!("/w/{}", ws.get())>{move || t("task-back")}</A>
                 {move || match task.get() {
                     None => view! { <p>{t("loading")}</p> }.into_any(),
-                    Some(Err(e)) => view! { <p class="error" role="alert">{e.message}</p> }.into_any(),
+                    Some(Err(e)) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
                     Some(Ok(task)) => {
                         let status = task.status;
                         let tid = task.id.clone();

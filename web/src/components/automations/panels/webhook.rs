@@ -27,7 +27,7 @@ pub fn WebhookPanel(automation_id: Signal<Option<String>>) -> impl IntoView {
         spawn_local(async move {
             match api::get::<WebhookSecret>(&format!("/api/v1/automations/{id}/webhook-secret")).await {
                 Ok(s) => secret.set(Some(s.webhook_secret)),
-                Err(e) => toast(e.message, true),
+                Err(e) => toast(e.to_string(), true),
             }
         });
     };

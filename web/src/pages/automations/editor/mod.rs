@@ -47,7 +47,7 @@ pub fn AutomationEditor() -> impl IntoView {
                         <Suspense fallback=move || view! { <p class="page">{t("loading")}</p> }>
                             {move || loaded.get().map(|r| match r {
                                 Ok(a) => view! { <EditorForm ws=ws initial=Some(a)/> }.into_any(),
-                                Err(e) => view! { <p class="page error" role="alert">{e.message}</p> }.into_any(),
+                                Err(e) => view! { <p class="page error" role="alert">{e.to_string()}</p> }.into_any(),
                             })}
                         </Suspense>
                     }.into_any()
@@ -105,7 +105,7 @@ fn EditorForm(ws: Signal<String>, initial: Option<kandev_core::api::Automation>)
                         );
                     }
                     Ok(Saved::Updated) => toast(t("automations-toast-saved"), false),
-                    Err(e) => toast(ta("automations-toast-save-failed", &[("error", e.message)]), true),
+                    Err(e) => toast(ta("automations-toast-save-failed", &[("error", e.to_string())]), true),
                 }
                 busy.set(false);
             });
@@ -128,7 +128,7 @@ fn EditorForm(ws: Signal<String>, initial: Option<kandev_core::api::Automation>)
                             Default::default(),
                         );
                     }
-                    Err(e) => toast(e.message, true),
+                    Err(e) => toast(e.to_string(), true),
                 }
             });
         }

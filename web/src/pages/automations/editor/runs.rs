@@ -45,7 +45,7 @@ pub fn RecentRuns(automation_id: String, ws: Signal<String>) -> impl IntoView {
             let id = id.clone();
             spawn_local(async move {
                 if let Err(e) = api::delete(&format!("/api/v1/automations/{id}/runs")).await {
-                    toast(e.message, true);
+                    toast(e.to_string(), true);
                 }
                 bump();
             });
@@ -100,7 +100,7 @@ pub fn RecentRuns(automation_id: String, ws: Signal<String>) -> impl IntoView {
                                                 on:click=move |_| {
                                                     let rid = rid.clone();
                                                     spawn_local(async move {
-                                                        if let Err(e) = api::delete(&format!("/api/v1/automation-runs/{rid}")).await { toast(e.message, true); }
+                                                        if let Err(e) = api::delete(&format!("/api/v1/automation-runs/{rid}")).await { toast(e.to_string(), true); }
                                                         bump();
                                                     });
                                                 }><IconSvg icon=Icon::Trash/></button>
