@@ -208,3 +208,5 @@ automations-import-action-unchanged = unverändert
 automations-import-apply = Import anwenden
 automations-import-refused = Die Datei wurde nicht importiert: { $reason }
 automations-toast-imported = Importiert: { $created } neu, { $updated } geändert.
+automations-repository-more = Läuft auch in
+automations-repository-remove = { $repo } entfernen

@@ -208,3 +208,5 @@ automations-import-action-unchanged = unchanged
 automations-import-apply = Apply the import
 automations-import-refused = The file was not imported: { $reason }
 automations-toast-imported = Imported: { $created } new, { $updated } changed.
+automations-repository-more = Also runs in
+automations-repository-remove = Remove { $repo }

@@ -13,6 +13,7 @@ mod merged_loop;
 mod merger_loop;
 mod preview;
 mod receiver;
+mod save_failure;
 mod schedule;
 mod support;
 mod task_page;

@@ -6,13 +6,29 @@ use serde_json::{Value, json};
 use crate::on_both_databases;
 use crate::support::{Db, TestApp, spawn_app};
 
-async fn export(app: &TestApp, ws: &str) -> String {
-    let r = app
-        .client
+async fn export_as(client: &reqwest::Client, app: &TestApp, ws: &str) -> reqwest::Response {
+    client
         .get(format!("{}/api/v1/workspaces/{ws}/automations/export", app.base))
         .send()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+async fn import_as(client: &reqwest::Client, app: &TestApp, ws: &str, yaml: &str, dry_run: bool) -> reqwest::Response {
+    client
+        .post(format!(
+            "{}/api/v1/workspaces/{ws}/automations/import?dry_run={dry_run}",
+            app.base
+        ))
+        .header("content-type", "application/yaml")
+        .body(yaml.to_string())
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn export(app: &TestApp, ws: &str) -> String {
+    let r = export_as(&app.client, app, ws).await;
     assert_eq!(r.status(), StatusCode::OK);
     assert_eq!(r.headers()["content-type"], "application/yaml; charset=utf-8");
     assert!(
@@ -256,20 +272,8 @@ async fn a_viewer_may_export_but_not_import(db: Db) {
     let (ws, _) = seeded(&app).await;
     let viewer = app.person("vera", false).await;
     app.add_member(&ws, &viewer, "viewer").await;
-    let r = viewer
-        .client
-        .get(format!("{}/api/v1/workspaces/{ws}/automations/export", app.base))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), StatusCode::OK);
-    let r = viewer
-        .client
-        .post(format!("{}/api/v1/workspaces/{ws}/automations/import", app.base))
-        .body("version: 1\nautomations: []\n")
-        .send()
-        .await
-        .unwrap();
+    assert_eq!(export_as(&viewer.client, &app, &ws).await.status(), StatusCode::OK);
+    let r = import_as(&viewer.client, &app, &ws, "version: 1\nautomations: []\n", true).await;
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
 }
 on_both_databases!(a_viewer_may_export_but_not_import);

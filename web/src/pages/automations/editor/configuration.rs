@@ -1,13 +1,14 @@
 //! "Configuration" (agent, executor, repository — the picker's state comes
 //! from the resolved condition via core) and "Settings" (enabled, max runs).
 
+use kandev_core::editor::draft::choose_first_repository;
 use kandev_core::editor::{parse_max_runs, repository_picker_enabled};
 use leptos::prelude::*;
 
 use super::form::Form;
 use crate::api;
 use crate::components::Switch;
-use crate::i18n::t;
+use crate::i18n::{t, ta};
 
 #[component]
 pub fn ConfigurationSection(form: Form) -> impl IntoView {
@@ -17,6 +18,7 @@ pub fn ConfigurationSection(form: Form) -> impl IntoView {
         async move { api::repositories(&ws).await }
     });
     let picker_enabled = move || repository_picker_enabled(form.condition.get());
+    let first = move || form.repositories.with(|ids| ids.first().cloned().unwrap_or_default());
     view! {
         <section class="card section" aria-labelledby="configuration-title">
             <h2 id="configuration-title">{move || t("automations-configuration-label")}</h2>
@@ -45,13 +47,32 @@ pub fn ConfigurationSection(form: Form) -> impl IntoView {
             <div class="field">
                 <label for="repository-picker">{move || t("automations-repository-label")}</label>
                 <select id="repository-picker" disabled=move || !picker_enabled() aria-describedby="repository-help"
-                    on:change=move |ev| form.repository.set(event_target_value(&ev))>
-                    <option value="" selected=move || form.repository.get().is_empty()>{move || t("automations-repository-auto")}</option>
+                    on:change=move |ev| form.repositories.update(|ids| *ids = choose_first_repository(ids, &event_target_value(&ev)))>
+                    <option value="" selected=move || first().is_empty()>{move || t("automations-repository-auto")}</option>
                     {move || repos.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|r| {
                         let id = r.id.clone();
-                        view! { <option value=r.id.clone() selected=move || form.repository.get() == id>{format!("{}/{}", r.owner, r.name)}</option> }
+                        view! { <option value=r.id.clone() selected=move || first() == id>{format!("{}/{}", r.owner, r.name)}</option> }
                     }).collect_view()}
                 </select>
+                // Saved with several repositories: the others are shown and kept.
+                {move || {
+                    let extra: Vec<String> = form.repositories.with(|ids| ids.iter().skip(1).cloned().collect());
+                    let names = repos.get().and_then(Result::ok).unwrap_or_default();
+                    (!extra.is_empty()).then(|| view! {
+                        <ul class="plain chips" id="more-repositories" aria-label=move || t("automations-repository-more")>
+                            {extra.into_iter().map(|id| {
+                                let name = names.iter().find(|r| r.id == id).map(|r| format!("{}/{}", r.owner, r.name)).unwrap_or_else(|| id.clone());
+                                let remove_label = ta("automations-repository-remove", &[("repo", name.clone())]);
+                                view! {
+                                    <li class="chip">{name}
+                                        <button type="button" class="btn btn-link" aria-label=remove_label
+                                            on:click=move |_| form.repositories.update(|ids| ids.retain(|x| *x != id))>"×"</button>
+                                    </li>
+                                }
+                            }).collect_view()}
+                        </ul>
+                    })
+                }}
                 <p class="help" id="repository-help">
                     {move || if picker_enabled() { t("automations-repository-help-none") } else { t("automations-repository-help-pr") }}
                 </p>

@@ -16,7 +16,8 @@ pub struct Form {
     pub prompt: RwSignal<String>,
     pub agent: RwSignal<String>,
     pub executor: RwSignal<String>,
-    pub repository: RwSignal<String>,
+    /// The automation's repositories; the dropdown shows and edits the first.
+    pub repositories: RwSignal<Vec<String>>,
     pub enabled: RwSignal<bool>,
     pub max_runs: RwSignal<String>,
     pub draft: RwSignal<Vec<DraftTrigger>>,
@@ -36,7 +37,7 @@ impl Form {
             prompt: RwSignal::new(registry::entry(TriggerType::Scheduled).default_prompt.to_string()),
             agent: RwSignal::new(String::new()),
             executor: RwSignal::new(String::new()),
-            repository: RwSignal::new(String::new()),
+            repositories: RwSignal::new(vec![]),
             enabled: RwSignal::new(true),
             max_runs: RwSignal::new("1".into()),
             draft,
@@ -52,8 +53,7 @@ impl Form {
         self.prompt.set(a.prompt.clone());
         self.agent.set(a.agent_profile_id.clone());
         self.executor.set(a.executor_profile_id.clone());
-        self.repository
-            .set(a.repository_ids.first().cloned().unwrap_or_default());
+        self.repositories.set(a.repository_ids.clone());
         self.enabled.set(a.enabled);
         self.max_runs.set(a.max_concurrent_runs.to_string());
         self.draft

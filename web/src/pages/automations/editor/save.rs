@@ -1,8 +1,10 @@
 //! Saving: create sends the automation with its triggers; update sends the
-//! full automation, then the trigger diff core computes, then re-reads.
+//! full automation, then the trigger diff core computes, then re-reads. An
+//! update that fails part-way re-reads too, so the form shows what was saved
+//! and the next save sends only what is still missing (never a trigger twice).
 
 use kandev_core::api::{Automation, CreateAutomation, CreatedAutomation, PatchAutomation, Trigger};
-use kandev_core::editor::draft::{is_webhook_mode, repository_ids_for_save, trigger_changes};
+use kandev_core::editor::draft::{DraftTrigger, is_webhook_mode, repository_ids_for_save, trigger_changes};
 use kandev_core::editor::parse_max_runs;
 use leptos::prelude::*;
 
@@ -19,7 +21,7 @@ pub enum Saved {
 }
 
 fn repository_ids(form: &Form) -> Vec<String> {
-    repository_ids_for_save(form.condition.get_untracked(), &[form.repository.get_untracked()])
+    repository_ids_for_save(form.condition.get_untracked(), &form.repositories.get_untracked())
 }
 
 pub async fn save(form: Form) -> ApiResult<Saved> {
@@ -49,6 +51,18 @@ pub async fn save(form: Form) -> ApiResult<Saved> {
         });
     };
     let id = saved.id.clone();
+    let steps = update(&form, &saved, &draft, &id).await;
+    // Success or not, the form now holds what the server holds.
+    match api::automation(&id).await {
+        Ok(fresh) => form.load(&fresh),
+        Err(e) if steps.is_ok() => return Err(e),
+        Err(_) => {}
+    }
+    steps.map(|()| Saved::Updated)
+}
+
+async fn update(form: &Form, saved: &Automation, draft: &[DraftTrigger], id: &str) -> ApiResult<()> {
+    let max_runs = parse_max_runs(&form.max_runs.get_untracked());
     let patch = PatchAutomation {
         name: Some(form.name.get_untracked().trim().to_string()),
         description: Some(saved.description.clone()),
@@ -56,12 +70,12 @@ pub async fn save(form: Form) -> ApiResult<Saved> {
         task_title_template: Some(form.title.get_untracked()),
         agent_profile_id: Some(form.agent.get_untracked()),
         executor_profile_id: Some(form.executor.get_untracked()),
-        repository_ids: Some(repository_ids(&form)),
+        repository_ids: Some(repository_ids(form)),
         enabled: Some(form.enabled.get_untracked()),
         max_concurrent_runs: Some(max_runs),
     };
     api::patch::<_, Automation>(&format!("/api/v1/automations/{id}"), &patch).await?;
-    let changes = trigger_changes(&saved.triggers, &draft);
+    let changes = trigger_changes(&saved.triggers, draft);
     for tid in &changes.delete {
         api::delete(&format!("/api/v1/automation-triggers/{tid}")).await?;
     }
@@ -71,7 +85,5 @@ pub async fn save(form: Form) -> ApiResult<Saved> {
     for n in &changes.create {
         api::post::<_, Trigger>(&format!("/api/v1/automations/{id}/triggers"), n).await?;
     }
-    let fresh = api::automation(&id).await?;
-    form.load(&fresh);
-    Ok(Saved::Updated)
+    Ok(())
 }
