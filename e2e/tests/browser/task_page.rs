@@ -94,8 +94,23 @@ async fn refresh_pr(ctx: Ctx) -> anyhow::Result<()> {
         )
         .await
         .context("rename the PR in the simulator")?;
-    ctx.browser.click(".task-pr .refresh-pr").await?;
-    ctx.browser.wait_text(".task-pr", "New title").await?;
+    // Live notices redraw the PR list (the link's own sync lands now too):
+    // tap the current button until the new title shows.
+    eventually("the new title after Refresh", Duration::from_secs(20), || async {
+        ctx.browser
+            .js(
+                "document.querySelector('.task-pr .refresh-pr')?.click(); return null;",
+                vec![],
+            )
+            .await
+            .ok()?;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let text = ctx.browser.text(".task-pr").await.ok()?;
+        text.contains("New title").then_some(())
+    })
+    .await?;
+    // The sweep (1 s here) would bring the title too: the toast is Refresh's own answer.
+    ctx.browser.wait_text(".toast", "read again from GitHub").await?;
     Ok(())
 }
 scenario!(refresh_reads_a_linked_pr_again_now, super::refresh_pr);

@@ -246,11 +246,10 @@ impl BoardService {
         let now = self.clock.now();
         let already = self
             .store
-            .archive_task(id, now)
+            .archive_task(id, EVENT_ARCHIVED, actor, now)
             .await
             .map_err(ServiceError::not_found("task"))?;
         if !already {
-            self.store.add_event(id, EVENT_ARCHIVED, &json!({}), actor, now).await?;
             self.notify_closed(id);
             let task = self.get(id).await?;
             self.touched(&task);
@@ -265,10 +264,7 @@ impl BoardService {
         let task = self.get(id).await?;
         if task.archived_at.is_some() {
             let now = self.clock.now();
-            self.store.unarchive_task(id, now).await?;
-            self.store
-                .add_event(id, EVENT_UNARCHIVED, &json!({}), actor, now)
-                .await?;
+            self.store.unarchive_task(id, EVENT_UNARCHIVED, actor, now).await?;
         }
         let task = self.get(id).await?;
         self.touched(&task);

@@ -174,26 +174,39 @@ impl Store {
     }
 
     /// Sets `archived_at` if unset. `Ok(true)` when it was already archived.
-    pub async fn archive_task(&self, id: &str, now: DateTime<Utc>) -> StoreResult<bool> {
+    /// Archives the task and records `event` by `actor` in one transaction:
+    /// a crash between the two would leave an archived task whose archive no
+    /// retry ever records (the retry sees it already archived). `true` when
+    /// it was archived already.
+    pub async fn archive_task(&self, id: &str, event: &str, actor: &Actor, now: DateTime<Utc>) -> StoreResult<bool> {
+        let mut tx = self.write_tx().await?;
         let done =
             sqlx::query("UPDATE tasks SET archived_at = $2, updated_at = $2 WHERE id = $1 AND archived_at IS NULL")
                 .bind(id)
                 .bind(time_to_text(now))
-                .execute(&self.pool)
+                .execute(&mut **tx)
                 .await?;
         if done.rows_affected() == 1 {
+            add_event_on(&mut tx, id, event, &Value::Object(Default::default()), actor, now).await?;
+            tx.commit().await?;
             return Ok(false);
         }
+        drop(tx);
         self.get_task(id).await.map(|_| true)
     }
 
-    pub async fn unarchive_task(&self, id: &str, now: DateTime<Utc>) -> StoreResult<()> {
+    /// Unarchives the task and records `event`, together.
+    pub async fn unarchive_task(&self, id: &str, event: &str, actor: &Actor, now: DateTime<Utc>) -> StoreResult<()> {
+        let mut tx = self.write_tx().await?;
         let done = sqlx::query("UPDATE tasks SET archived_at = NULL, updated_at = $2 WHERE id = $1")
             .bind(id)
             .bind(time_to_text(now))
-            .execute(&self.pool)
+            .execute(&mut **tx)
             .await?;
-        one_row(done)
+        one_row(done)?;
+        add_event_on(&mut tx, id, event, &Value::Object(Default::default()), actor, now).await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     /// The two facts the merged trigger needs: the task's current workspace and
@@ -261,44 +274,12 @@ impl Store {
         actor: &Actor,
         now: DateTime<Utc>,
     ) -> StoreResult<TaskEvent> {
-        let id = new_id();
-        let actor_json = serde_json::to_string(actor).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let insert = sqlx::query(
-            "INSERT INTO task_events (id, task_id, seq, kind, payload, actor, created_at) \
-             SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5, $6 FROM task_events WHERE task_id = $2",
-        )
-        .bind(&id)
-        .bind(task_id)
-        .bind(kind)
-        .bind(payload.to_string())
-        .bind(actor_json)
-        .bind(time_to_text(now));
-        match kandev_core::notify::for_task_event(kind, actor) {
-            None => {
-                insert.execute(&self.pool).await?;
-            }
-            // The event and its notifications commit together: a crash
-            // loses both or neither.
-            Some(notification) => {
-                let mut tx = self.write_tx().await?;
-                insert.execute(&mut **tx).await?;
-                let detail = kandev_core::notify::detail(payload);
-                if let Some(subject) =
-                    super::notifications::task_subject_on(&mut tx, task_id, detail, payload.clone()).await?
-                {
-                    super::notifications::enqueue_on(&mut tx, notification, &subject, None, now).await?;
-                }
-                tx.commit().await?;
-            }
-        }
-        Ok(TaskEvent {
-            id,
-            task_id: task_id.into(),
-            kind: kind.into(),
-            payload: payload.clone(),
-            actor: actor.clone(),
-            created_at: now,
-        })
+        // The event and its notifications commit together: a crash loses
+        // both or neither.
+        let mut tx = self.write_tx().await?;
+        let event = add_event_on(&mut tx, task_id, kind, payload, actor, now).await?;
+        tx.commit().await?;
+        Ok(event)
     }
 
     /// Events, oldest first.
@@ -311,4 +292,44 @@ impl Store {
             .map(event)
             .collect()
     }
+}
+
+/// Appends a task event (and the notifications it causes) inside the
+/// caller's transaction.
+async fn add_event_on(
+    conn: &mut sqlx::AnyConnection,
+    task_id: &str,
+    kind: &str,
+    payload: &Value,
+    actor: &Actor,
+    now: DateTime<Utc>,
+) -> StoreResult<TaskEvent> {
+    let id = new_id();
+    let actor_json = serde_json::to_string(actor).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    sqlx::query(
+        "INSERT INTO task_events (id, task_id, seq, kind, payload, actor, created_at) \
+         SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5, $6 FROM task_events WHERE task_id = $2",
+    )
+    .bind(&id)
+    .bind(task_id)
+    .bind(kind)
+    .bind(payload.to_string())
+    .bind(actor_json)
+    .bind(time_to_text(now))
+    .execute(&mut *conn)
+    .await?;
+    if let Some(notification) = kandev_core::notify::for_task_event(kind, actor) {
+        let detail = kandev_core::notify::detail(payload);
+        if let Some(subject) = super::notifications::task_subject_on(conn, task_id, detail, payload.clone()).await? {
+            super::notifications::enqueue_on(conn, notification, &subject, None, now).await?;
+        }
+    }
+    Ok(TaskEvent {
+        id,
+        task_id: task_id.into(),
+        kind: kind.into(),
+        payload: payload.clone(),
+        actor: actor.clone(),
+        created_at: now,
+    })
 }
