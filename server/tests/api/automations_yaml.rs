@@ -41,17 +41,7 @@ async fn export(app: &TestApp, ws: &str) -> String {
 }
 
 async fn import(app: &TestApp, ws: &str, yaml: &str, dry_run: bool) -> (StatusCode, Value) {
-    let r = app
-        .client
-        .post(format!(
-            "{}/api/v1/workspaces/{ws}/automations/import?dry_run={dry_run}",
-            app.base
-        ))
-        .header("content-type", "application/yaml")
-        .body(yaml.to_string())
-        .send()
-        .await
-        .unwrap();
+    let r = import_as(&app.client, app, ws, yaml, dry_run).await;
     let status = r.status();
     (status, r.json().await.unwrap_or(Value::Null))
 }
