@@ -146,8 +146,6 @@ pub fn TaskDetail() -> impl IntoView {
         let (id, _, _) = (id.get(), tick.get(), reload.get());
         async move { api::sessions(&id).await }
     });
-    let act =
-        move |fut: std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), api::ApiFailure>>>>| act(reload, fut);
 
     let move_to = RwSignal::new(String::new());
     let comment = RwSignal::new(String::new());
@@ -194,7 +192,7 @@ pub fn TaskDetail() -> impl IntoView {
                                     <section class="card actions">
                                         <button class="btn btn-danger" id="cancel-merge" on:click=move |_| {
                                             let c = c.clone();
-                                            act(Box::pin(async move { api::post::<_, Task>(&format!("/api/v1/tasks/{c}/cancel-merge"), &json!({})).await.map(|_| ()) }));
+                                            act(reload, async move { api::post::<_, Task>(&format!("/api/v1/tasks/{c}/cancel-merge"), &json!({})).await.map(|_| ()) });
                                         }>{t("task-cancel-merge")}</button>
                                     </section>
                                 }
@@ -208,9 +206,9 @@ pub fn TaskDetail() -> impl IntoView {
                                             ev.prevent_default();
                                             let Some(to) = TaskStatus::parse(&move_to.get()) else { return };
                                             let tid = tid.clone();
-                                            act(Box::pin(async move {
+                                            act(reload, async move {
                                                 api::patch::<_, Task>(&format!("/api/v1/tasks/{tid}"), &PatchTask { status: Some(to), ..Default::default() }).await.map(|_| ())
-                                            }));
+                                            });
                                         }>
                                             <label for="move-to">{t("task-move-label")}</label>
                                             <select id="move-to" on:change=move |ev| move_to.set(event_target_value(&ev))>
@@ -231,7 +229,7 @@ pub fn TaskDetail() -> impl IntoView {
                                                 pr_url: Some(review_pr.get()).filter(|s| !s.is_empty()),
                                             };
                                             let tid = tid.clone();
-                                            act(Box::pin(async move { api::post::<_, Task>(&format!("/api/v1/tasks/{tid}/review"), &body).await.map(|_| ()) }));
+                                            act(reload, async move { api::post::<_, Task>(&format!("/api/v1/tasks/{tid}/review"), &body).await.map(|_| ()) });
                                         }>
                                             <label for="review-summary">{t("task-review-summary-label")}</label>
                                             <input id="review-summary" prop:value=move || review_summary.get() on:input=move |ev| review_summary.set(event_target_value(&ev))/>
@@ -266,11 +264,11 @@ pub fn TaskDetail() -> impl IntoView {
                                             ev.prevent_default();
                                             let body = LinkPrRequest { url: Some(pr_url.get()), ..Default::default() };
                                             let tid = tid.clone();
-                                            act(Box::pin(async move {
+                                            act(reload, async move {
                                                 let r = api::post::<_, TaskPr>(&format!("/api/v1/tasks/{tid}/prs"), &body).await.map(|_| ());
                                                 if r.is_ok() { pr_url.set(String::new()); }
                                                 r
-                                            }));
+                                            });
                                         }>
                                             <label for="link-pr">{t("task-link-pr-label")}</label>
                                             <input id="link-pr" class="grow" type="url" required prop:value=move || pr_url.get() on:input=move |ev| pr_url.set(event_target_value(&ev))/>
@@ -307,11 +305,11 @@ pub fn TaskDetail() -> impl IntoView {
                                             ev.prevent_default();
                                             let body = CreateComment { body: comment.get() };
                                             let tid = tid.clone();
-                                            act(Box::pin(async move {
+                                            act(reload, async move {
                                                 let r = api::post::<_, Comment>(&format!("/api/v1/tasks/{tid}/comments"), &body).await.map(|_| ());
                                                 if r.is_ok() { comment.set(String::new()); }
                                                 r
-                                            }));
+                                            });
                                         }>
                                             <label for="new-comment">{t("task-comment-label")}</label>
                                             <textarea id="new-comment" required prop:value=move || comment.get() on:input=move |ev| comment.set(event_target_value(&ev))></textarea>
