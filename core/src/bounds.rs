@@ -13,6 +13,8 @@ pub const MAX_TEXT_BYTES: usize = 64 * 1024;
 pub const MAX_CONCURRENT_RUNS: RangeInclusive<i64> = 1..=100;
 /// How many next runs a schedule preview lists.
 pub const PREVIEW_RUNS: RangeInclusive<i64> = 1..=20;
+/// The agenda's limit.
+pub const AGENDA: RangeInclusive<i64> = 1..=100;
 /// `ci_wait_timeout_minutes`.
 pub const CI_WAIT_MINUTES: RangeInclusive<i64> = 1..=1440;
 
@@ -41,6 +43,11 @@ pub fn limit(requested: Option<i64>, default: i64) -> Result<i64, OutOfBounds> {
 /// A schedule preview's `count`: 3 when absent, else 1–20.
 pub fn preview_runs(requested: Option<i64>) -> Result<usize, OutOfBounds> {
     in_range("count", requested.unwrap_or(3), &PREVIEW_RUNS).map(|n| n as usize)
+}
+
+/// The automations home's agenda `limit`: 20 when absent, else 1–100.
+pub fn agenda_limit(requested: Option<i64>) -> Result<usize, OutOfBounds> {
+    in_range("limit", requested.unwrap_or(20), &AGENDA).map(|n| n as usize)
 }
 
 /// A name or title: at most 500 characters.

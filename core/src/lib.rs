@@ -5,6 +5,7 @@
 //! and the web editor (WASM) call the same functions, so they cannot drift.
 
 pub mod access;
+pub mod agenda;
 pub mod api;
 pub mod board;
 pub mod bounds;
@@ -23,6 +24,7 @@ pub mod merger;
 pub mod notify;
 pub mod portable;
 pub mod registry;
+pub mod resume;
 pub mod run_status;
 pub mod schema;
 pub mod task_pr;

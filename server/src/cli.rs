@@ -17,7 +17,11 @@ pub enum Command {
     /// Run the server (API, engine, GitHub poller, web app).
     Serve(Box<Settings>),
     /// An ACP agent on stdio that runs `e2e:` scripts (tests and demos).
-    MockAgent,
+    MockAgent {
+        /// Do not offer `session/load` (replies then replay the transcript).
+        #[arg(long)]
+        no_load_session: bool,
+    },
     /// A GitHub simulator on loopback (REST API plus a `/_sim` control interface).
     GithubSim {
         /// Address and port to listen on.
@@ -150,9 +154,9 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             println!("{}", token.token);
             Ok(())
         }
-        Command::MockAgent => {
+        Command::MockAgent { no_load_session } => {
             crate::tls::install_crypto_provider();
-            crate::mock_agent::run().await
+            crate::mock_agent::run(!no_load_session).await
         }
     }
 }

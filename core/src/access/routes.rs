@@ -191,6 +191,9 @@ const TABLE: &[(&str, &str, Need)] = &[
     ("POST", "/api/v1/sessions/{id}/prompt", Need::In(Session, Write)),
     ("GET", "/api/v1/automation-trigger-types", Need::Signed),
     ("GET", "/api/v1/automation-schedule-preview", Need::Signed),
+    // The home's feed and agenda: the handlers confine them to the caller's workspaces.
+    ("GET", "/api/v1/automation-runs", Need::Signed),
+    ("GET", "/api/v1/automation-agenda", Need::Signed),
     ("GET", "/api/v1/automations/{id}", Need::In(Automation, Read)),
     ("PATCH", "/api/v1/automations/{id}", Need::In(Automation, Write)),
     ("DELETE", "/api/v1/automations/{id}", Need::In(Automation, Write)),

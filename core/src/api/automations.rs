@@ -155,7 +155,21 @@ pub struct Run {
     pub session_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub automation_name: Option<String>,
+    /// Set in the cross-workspace feed, where a run's workspace is not implied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_id: Option<String>,
     pub created_at: DateTime<Utc>,
+}
+
+/// One upcoming scheduled run on the automations home's agenda.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AgendaEntry {
+    pub automation_id: String,
+    pub automation_name: String,
+    pub workspace_id: String,
+    pub trigger_id: String,
+    pub at: DateTime<Utc>,
 }
 
 /// A schedule's next runs, computed by the scheduler's own rule. A schedule

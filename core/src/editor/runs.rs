@@ -110,6 +110,7 @@ mod tests {
             summary: summary.into(),
             session_id: String::new(),
             automation_name: None,
+            workspace_id: None,
             created_at: DateTime::default(),
         }
     }

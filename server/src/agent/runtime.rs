@@ -1,23 +1,27 @@
 //! The ACP agent runtime: one agent process per turn, speaking the Agent
 //! Client Protocol over stdio, with Kandev's MCP server bound to the session
-//! by an unguessable token in its URL.
+//! by an unguessable token in its URL. A reply continues the conversation:
+//! the agent loads its own session where it can, else the transcript is
+//! replayed in the prompt (core's `resume` rules decide which).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ContentBlock, InitializeRequest, McpServer, McpServerHttp, NewSessionRequest, PromptRequest,
-    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionNotification, StopReason,
-    TextContent,
+    CancelNotification, ContentBlock, InitializeRequest, LoadSessionRequest, McpServer, McpServerHttp,
+    NewSessionRequest, PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SessionNotification, StopReason, TextContent,
 };
 use agent_client_protocol::{ByteStreams, Client};
 use async_trait::async_trait;
 use kandev_core::api::{AgentProfile, LIVE_SESSION_UPDATED, Task};
 use kandev_core::firing::permission_refused;
+use kandev_core::resume::{self, Opening};
 use tokio::io::AsyncBufReadExt;
 use tokio::process::Command;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
@@ -118,7 +122,13 @@ impl AcpRuntime {
         }
         let task = self.store.get_task(&s.session.task_id).await?;
         let profile = self.profile(&s.profile_id).await?;
-        self.spawn_turn(s, task, profile, text.to_string());
+        // Two replies at once (here or on another replica): one turn, not two.
+        if !self.store.claim_waiting_session(session_id).await? {
+            return Err(ServiceError::Conflict(
+                "the session is already answering a reply".into(),
+            ));
+        }
+        self.spawn_turn(s, task, profile, text.to_string(), true);
         Ok(())
     }
 
@@ -137,7 +147,14 @@ impl AcpRuntime {
         self.tracker.reopen();
     }
 
-    fn spawn_turn(self: &Arc<Self>, session: SessionRecord, task: Task, profile: AgentProfile, prompt: String) {
+    fn spawn_turn(
+        self: &Arc<Self>,
+        session: SessionRecord,
+        task: Task,
+        profile: AgentProfile,
+        prompt: String,
+        is_reply: bool,
+    ) {
         let cancel = CancellationToken::new();
         self.turns.lock().unwrap_or_else(|p| p.into_inner()).insert(
             session.session.id.clone(),
@@ -148,7 +165,7 @@ impl AcpRuntime {
         );
         let me = self.clone();
         self.tracker.spawn(async move {
-            let outcome = me.run_turn(&session, &task, &profile, &prompt, cancel).await;
+            let outcome = me.run_turn(&session, &task, &profile, &prompt, is_reply, cancel).await;
             me.turns
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -184,6 +201,7 @@ impl AcpRuntime {
         task: &Task,
         profile: &AgentProfile,
         prompt: &str,
+        is_reply: bool,
         cancel: CancellationToken,
     ) -> TurnOutcome {
         let sid = session.session.id.clone();
@@ -195,6 +213,15 @@ impl AcpRuntime {
             return TurnOutcome::Failed(format!("could not start the session: {e}"));
         }
         self.live.notify(&task.workspace_id, LIVE_SESSION_UPDATED, &sid);
+        // What came before this reply, in case the agent cannot load its session.
+        let history = if is_reply {
+            match self.store.list_messages(&sid).await {
+                Ok(h) => resume::history_block(&h),
+                Err(e) => return TurnOutcome::Failed(format!("could not read the transcript: {e}")),
+            }
+        } else {
+            String::new()
+        };
         let writer = Arc::new(TranscriptWriter::new(
             self.store.clone(),
             self.live.clone(),
@@ -239,7 +266,14 @@ impl AcpRuntime {
         }
         let refused: Arc<Mutex<Option<String>>> = Arc::default();
         let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
-        let text = agent_prompt(&task.id, &sid, prompt);
+        let fresh_text = agent_prompt(&task.id, &sid, prompt);
+        let replay_text = agent_prompt(&task.id, &sid, &format!("{history}{prompt}"));
+        let last_acp = session.acp_session_id.clone();
+        let store = self.store.clone();
+        let turn_sid = sid.clone();
+        // A loading agent replays the conversation as updates: already in the transcript.
+        let replaying = Arc::new(AtomicBool::new(false));
+        let skip_updates = replaying.clone();
         let timeout = self.settings.turn_timeout;
         let on_update = writer.clone();
         let on_permission = refused.clone();
@@ -249,7 +283,9 @@ impl AcpRuntime {
             .name("kandev")
             .on_receive_notification(
                 async move |n: SessionNotification, _cx| {
-                    on_update.update(n.update).await;
+                    if !skip_updates.load(Ordering::SeqCst) {
+                        on_update.update(n.update).await;
+                    }
                     Ok(())
                 },
                 agent_client_protocol::on_receive_notification!(),
@@ -265,12 +301,31 @@ impl AcpRuntime {
                 agent_client_protocol::on_receive_request!(),
             )
             .connect_with(transport, async move |cx| {
-                cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
-                let new = cx
-                    .send_request(NewSessionRequest::new(cwd).mcp_servers(vec![McpServer::Http(McpServerHttp::new("kandev", mcp_url))]))
-                    .block_task()
-                    .await?;
-                let acp_session = new.session_id.clone();
+                let init = cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+                let servers = vec![McpServer::Http(McpServerHttp::new("kandev", mcp_url))];
+                let mut text = fresh_text;
+                let mut loaded = None;
+                if let Opening::Load(id) = resume::opening(is_reply, &last_acp, init.agent_capabilities.load_session) {
+                    replaying.store(true, Ordering::SeqCst);
+                    let load = LoadSessionRequest::new(id.clone(), cwd.clone()).mcp_servers(servers.clone());
+                    match cx.send_request(load).block_task().await {
+                        Ok(_) => loaded = Some(id),
+                        Err(e) => tracing::warn!(session_id = %turn_sid, error = %e, "the agent could not load its session; replaying the transcript instead"),
+                    }
+                    replaying.store(false, Ordering::SeqCst);
+                }
+                let acp_session = match loaded {
+                    Some(id) => id.into(),
+                    None => {
+                        if is_reply {
+                            text = replay_text;
+                        }
+                        cx.send_request(NewSessionRequest::new(cwd).mcp_servers(servers)).block_task().await?.session_id
+                    }
+                };
+                if let Err(e) = store.set_acp_session_id(&turn_sid, &acp_session.to_string()).await {
+                    tracing::warn!(session_id = %turn_sid, error = %e, "could not record the agent's session id");
+                }
                 let prompt = cx
                     .send_request(PromptRequest::new(acp_session.clone(), vec![ContentBlock::Text(TextContent::new(text))]))
                     .block_task();
@@ -330,7 +385,7 @@ impl AgentRuntime for Arc<AcpRuntime> {
             .await
             .map_err(|e| e.to_string())?;
         let id = session.session.id.clone();
-        self.spawn_turn(session, req.task, profile, req.prompt);
+        self.spawn_turn(session, req.task, profile, req.prompt, false);
         Ok(id)
     }
 

@@ -5,6 +5,7 @@
 mod crud;
 pub mod evaluations;
 mod fire;
+mod home;
 pub mod index;
 mod lookup;
 pub mod merged;

@@ -7,8 +7,8 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use kandev_core::api::{
-    Automation, CreateAutomation, CreatedAutomation, Evaluation, ManualRunResult, NewTrigger, PatchAutomation,
-    PatchTrigger, Run, SchedulePreview, Trigger, TriggerTypeInfo, WebhookResult, WebhookSecret,
+    AgendaEntry, Automation, CreateAutomation, CreatedAutomation, Evaluation, ManualRunResult, NewTrigger,
+    PatchAutomation, PatchTrigger, Run, SchedulePreview, Trigger, TriggerTypeInfo, WebhookResult, WebhookSecret,
 };
 use kandev_core::registry::registry;
 use kandev_core::webhook::MAX_BODY_BYTES;
@@ -17,6 +17,7 @@ use serde::Deserialize;
 use super::error::HttpResult;
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::{ApiRoutes, AppState};
+use crate::access::Caller;
 use crate::automation::WebhookAuth;
 use crate::error::ServiceError;
 
@@ -27,6 +28,8 @@ pub fn routes() -> ApiRoutes {
         .get("/api/v1/workspaces/{ws}/automations", list)
         .post("/api/v1/workspaces/{ws}/automations", create)
         .get("/api/v1/workspaces/{ws}/automation-runs", workspace_runs)
+        .get("/api/v1/automation-runs", all_runs)
+        .get("/api/v1/automation-agenda", agenda)
         .get("/api/v1/automations/{id}", show)
         .patch("/api/v1/automations/{id}", patch)
         .delete("/api/v1/automations/{id}", delete)
@@ -190,6 +193,43 @@ pub async fn workspace_runs(
     ApiQuery(p): ApiQuery<LimitParams>,
 ) -> HttpResult<Json<Vec<Run>>> {
     Ok(Json(s.automation.workspace_runs(&ws, p.limit()?).await?))
+}
+
+/// The ids of the workspaces the caller may read.
+async fn readable(s: &AppState, caller: &Caller) -> Result<Vec<String>, ServiceError> {
+    Ok(s.access.workspaces(caller).await?.into_iter().map(|w| w.id).collect())
+}
+
+/// The automations home's feed: the newest runs across the caller's workspaces.
+#[utoipa::path(get, path = "/api/v1/automation-runs", params(LimitParams), responses((status = 200, body = [Run])))]
+pub async fn all_runs(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiQuery(p): ApiQuery<LimitParams>,
+) -> HttpResult<Json<Vec<Run>>> {
+    let limit = p.limit()?;
+    Ok(Json(s.automation.feed(&readable(&s, &caller).await?, limit).await?))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AgendaParams {
+    /// How many upcoming runs, soonest first (1–100; default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+}
+
+/// The automations home's agenda: upcoming scheduled runs across the
+/// caller's workspaces, by the scheduler's own rule.
+#[utoipa::path(get, path = "/api/v1/automation-agenda", params(AgendaParams),
+    responses((status = 200, body = [AgendaEntry]), (status = 422, body = kandev_core::api::ApiError)))]
+pub async fn agenda(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiQuery(p): ApiQuery<AgendaParams>,
+) -> HttpResult<Json<Vec<AgendaEntry>>> {
+    let limit = kandev_core::bounds::agenda_limit(p.limit).map_err(|e| ServiceError::Invalid(e.0))?;
+    Ok(Json(s.automation.agenda(&readable(&s, &caller).await?, limit).await?))
 }
 
 #[utoipa::path(delete, path = "/api/v1/automation-runs/{id}", params(("id" = String, Path)), responses((status = 204)))]

@@ -67,6 +67,8 @@ use super::{
         tasks::cancel_merge,
         automations::trigger_types,
         automations::schedule_preview,
+        automations::all_runs,
+        automations::agenda,
         portable::export,
         portable::import,
         automations::list,

@@ -1,6 +1,10 @@
 //! `kandev mock-agent`: an ACP agent over stdio for tests and demos. It runs
 //! inline `e2e:` scripts, making real MCP calls to the servers its session was
-//! given, and always ends the turn with `end_turn` (or `cancelled`).
+//! given, and always ends the turn with `end_turn` (or `cancelled`). Like a
+//! real agent it keeps each session's prompts on disk and can `session/load`
+//! them in a later process (unless started with `--no-load-session`).
+
+pub mod memory;
 
 pub mod mcp_call;
 pub mod script;
@@ -13,9 +17,10 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, ContentBlock, ContentChunk, InitializeRequest, InitializeResponse,
-    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PermissionOption, PermissionOptionKind,
-    PromptRequest, PromptResponse, RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification,
-    SessionUpdate, StopReason, TextContent, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse,
+    PermissionOption, PermissionOptionKind, PromptRequest, PromptResponse, RequestPermissionOutcome,
+    RequestPermissionRequest, SessionId, SessionNotification, SessionUpdate, StopReason, TextContent, ToolCall,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use agent_client_protocol::{Agent, ByteStreams, Client};
 use serde_json::json;
@@ -29,6 +34,8 @@ struct SessionState {
     /// MCP server name → URL.
     mcp: HashMap<String, String>,
     cancel: CancellationToken,
+    /// The earlier prompts of a loaded session, oldest first.
+    earlier: Vec<String>,
 }
 
 type Sessions = Arc<Mutex<HashMap<String, SessionState>>>;
@@ -54,10 +61,21 @@ fn text_update(session: &SessionId, thought: bool, text: &str) -> SessionNotific
     SessionNotification::new(session.clone(), update)
 }
 
+fn http_servers(servers: &[McpServer]) -> HashMap<String, String> {
+    servers
+        .iter()
+        .filter_map(|s| match s {
+            McpServer::Http(http) => Some((http.name.clone(), http.url.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Runs the agent on stdin/stdout until the client hangs up.
-pub async fn run() -> Result<(), String> {
+pub async fn run(load_session: bool) -> Result<(), String> {
     let sessions: Sessions = Arc::default();
     let for_new = sessions.clone();
+    let for_load = sessions.clone();
     let for_prompt = sessions.clone();
     let for_cancel = sessions.clone();
     let transport = ByteStreams::new(tokio::io::stdout().compat_write(), tokio::io::stdin().compat());
@@ -66,7 +84,9 @@ pub async fn run() -> Result<(), String> {
         .name("kandev-mock-agent")
         .on_receive_request(
             async move |req: InitializeRequest, responder, _cx| {
-                let caps = AgentCapabilities::new().mcp_capabilities(McpCapabilities::new().http(true));
+                let caps = AgentCapabilities::new()
+                    .mcp_capabilities(McpCapabilities::new().http(true))
+                    .load_session(load_session);
                 responder.respond(InitializeResponse::new(req.protocol_version).agent_capabilities(caps))
             },
             agent_client_protocol::on_receive_request!(),
@@ -74,12 +94,10 @@ pub async fn run() -> Result<(), String> {
         .on_receive_request(
             async move |req: NewSessionRequest, responder, _cx| {
                 let id = uuid::Uuid::new_v4().to_string();
-                let mut state = SessionState::default();
-                for server in &req.mcp_servers {
-                    if let McpServer::Http(http) = server {
-                        state.mcp.insert(http.name.clone(), http.url.clone());
-                    }
-                }
+                let state = SessionState {
+                    mcp: http_servers(&req.mcp_servers),
+                    ..SessionState::default()
+                };
                 for_new
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -89,11 +107,37 @@ pub async fn run() -> Result<(), String> {
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
+            async move |req: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
+                let id = req.session_id.to_string();
+                let Some(earlier) = memory::read(&id).filter(|_| load_session) else {
+                    return responder.respond_with_error(
+                        agent_client_protocol::Error::invalid_params().data(format!("no session {id}")),
+                    );
+                };
+                // As ACP asks: replay the conversation before answering.
+                for prompt in &earlier {
+                    let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(prompt.clone())));
+                    let _ = cx.send_notification(SessionNotification::new(
+                        req.session_id.clone(),
+                        SessionUpdate::UserMessageChunk(chunk),
+                    ));
+                }
+                let state = SessionState {
+                    mcp: http_servers(&req.mcp_servers),
+                    earlier,
+                    ..SessionState::default()
+                };
+                for_load.lock().unwrap_or_else(|p| p.into_inner()).insert(id, state);
+                responder.respond(LoadSessionResponse::new())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
             async move |req: PromptRequest, responder, cx: ConnectionTo<Client>| {
                 let id = req.session_id.to_string();
                 let state = {
                     let mut all = for_prompt.lock().unwrap_or_else(|p| p.into_inner());
-                    let entry = all.entry(id).or_default();
+                    let entry = all.entry(id.clone()).or_default();
                     // A fresh token per turn: an earlier cancel must not end this one.
                     entry.cancel = CancellationToken::new();
                     entry.clone()
@@ -103,6 +147,11 @@ pub async fn run() -> Result<(), String> {
                 // The turn runs off the dispatch loop so `session/cancel` still arrives.
                 cx.clone().spawn(async move {
                     let stop = run_turn(&cx, &session, &state, &text).await;
+                    if load_session {
+                        let mut prompts = state.earlier.clone();
+                        prompts.push(script::strip_system_blocks(&text).trim().to_string());
+                        memory::write(&id, &prompts);
+                    }
                     responder.respond(PromptResponse::new(stop))
                 })
             },
@@ -153,6 +202,10 @@ async fn run_turn(cx: &ConnectionTo<Client>, session: &SessionId, state: &Sessio
             }
             Directive::Thinking(t) => {
                 let _ = cx.send_notification(text_update(session, true, &t));
+            }
+            Directive::Recall => {
+                let said = recall(&state.earlier, prompt);
+                let _ = cx.send_notification(text_update(session, false, &said));
             }
             Directive::Pid => {
                 let _ = cx.send_notification(text_update(session, false, &format!("pid={}", std::process::id())));
@@ -217,6 +270,23 @@ async fn run_turn(cx: &ConnectionTo<Client>, session: &SessionId, state: &Sessio
         }
     }
     StopReason::EndTurn
+}
+
+/// What the agent knows of the conversation before this prompt: the prompts
+/// of a loaded session, else the user lines of a replayed history block.
+fn recall(earlier: &[String], prompt: &str) -> String {
+    if !earlier.is_empty() {
+        return format!("recalled via load: {}", earlier.join(" | "));
+    }
+    let replayed: Vec<&str> = script::history_of(prompt)
+        .lines()
+        .filter_map(|l| l.strip_prefix("[user] "))
+        .collect();
+    if replayed.is_empty() {
+        "recalled nothing".into()
+    } else {
+        format!("recalled via replay: {}", replayed.join(" | "))
+    }
 }
 
 /// The protocol version the mock agent answers with when asked.

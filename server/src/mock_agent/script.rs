@@ -1,5 +1,6 @@
 //! The mock agent's inline `e2e:` script language (pure; parsed once per prompt).
 
+use kandev_core::resume::{HISTORY_CLOSE, HISTORY_OPEN};
 use serde_json::Value;
 
 /// One script step.
@@ -12,6 +13,8 @@ pub enum Directive {
     Permission(String),
     /// Reports the agent's process id (tests check it is reaped).
     Pid,
+    /// Says what it knows of the earlier conversation (tests of replies).
+    Recall,
     /// Exits abruptly mid-turn, as a crashing agent would.
     Crash,
     /// A real MCP call. `args` is the parsed JSON object, or the error text.
@@ -32,20 +35,30 @@ pub enum Route {
     Plain,
 }
 
-/// Removes `<kandev-system>…</kandev-system>` blocks.
+/// Removes `<kandev-system>…</kandev-system>` and replayed-history blocks.
 pub fn strip_system_blocks(prompt: &str) -> String {
-    const OPEN: &str = "<kandev-system>";
-    const CLOSE: &str = "</kandev-system>";
+    let without = strip_blocks(prompt, "<kandev-system>", "</kandev-system>");
+    strip_blocks(&without, HISTORY_OPEN, HISTORY_CLOSE)
+}
+
+/// The text of the prompt's replayed-history block ("" when it has none).
+pub fn history_of(prompt: &str) -> &str {
+    let Some(start) = prompt.find(HISTORY_OPEN) else {
+        return "";
+    };
+    let rest = &prompt[start + HISTORY_OPEN.len()..];
+    rest.find(HISTORY_CLOSE).map(|end| &rest[..end]).unwrap_or(rest)
+}
+
+fn strip_blocks(prompt: &str, open: &str, close: &str) -> String {
     let mut out = String::with_capacity(prompt.len());
     let mut rest = prompt;
-    while let Some(start) = rest.find(OPEN) {
+    while let Some(start) = rest.find(open) {
         out.push_str(&rest[..start]);
-        match rest[start..].find(CLOSE) {
-            Some(end) => rest = &rest[start + end + CLOSE.len()..],
-            None => {
-                rest = "";
-            }
-        }
+        rest = match rest[start..].find(close) {
+            Some(end) => &rest[start + end + close.len()..],
+            None => "",
+        };
     }
     out.push_str(rest);
     out
@@ -167,6 +180,7 @@ pub fn parse_line(line: &str) -> Option<Directive> {
         "delay" => args.trim().parse().ok().map(Directive::Delay),
         "permission" => parse_string_arg(args).map(Directive::Permission),
         "pid" => Some(Directive::Pid),
+        "recall" => Some(Directive::Recall),
         "crash" => Some(Directive::Crash),
         _ => None,
     }
@@ -247,6 +261,24 @@ mod tests {
             route("<kandev-system>x</kandev-system>\n e2e:delay(1)"),
             Route::Script(_)
         ));
+    }
+
+    #[test]
+    fn replayed_history_is_read_and_stripped_before_routing() {
+        let h = [kandev_core::api::TranscriptMessage {
+            role: "user".into(),
+            kind: "message".into(),
+            content: "first".into(),
+            tool: None,
+            created_at: chrono::DateTime::default(),
+        }];
+        let prompt = format!(
+            "<kandev-system>Kandev Task ID: T</kandev-system>\n\n{}e2e:recall()",
+            kandev_core::resume::history_block(&h)
+        );
+        assert!(history_of(&prompt).contains("[user] first\n"));
+        assert_eq!(route(&prompt), Route::Script(vec![Directive::Recall]));
+        assert_eq!(history_of("no history"), "");
     }
 
     #[test]

@@ -25,6 +25,8 @@ pub struct SessionRecord {
     pub token: String,
     pub profile_id: String,
     pub worktree_path: String,
+    /// The agent's ACP session id from the last turn ("" until one is recorded).
+    pub acp_session_id: String,
 }
 
 fn profile(row: &AnyRow) -> StoreResult<AgentProfile> {
@@ -55,10 +57,12 @@ fn session(row: &AnyRow) -> StoreResult<SessionRecord> {
         token: row.text("token")?,
         profile_id: row.text("profile_id")?,
         worktree_path: row.text("worktree_path")?,
+        acp_session_id: row.text("acp_session_id")?,
     })
 }
 
-const SESSION_COLUMNS: &str = "id, task_id, profile_id, token, state, stop_reason, worktree_path, started_at, ended_at";
+const SESSION_COLUMNS: &str =
+    "id, task_id, profile_id, token, state, stop_reason, worktree_path, acp_session_id, started_at, ended_at";
 
 impl Store {
     pub async fn create_agent_profile(&self, p: &AgentProfile, now: DateTime<Utc>) -> StoreResult<AgentProfile> {
@@ -200,6 +204,28 @@ impl Store {
         .bind(opt_time_to_text(ended_at))
         .execute(&self.pool)
         .await?;
+        Ok(())
+    }
+
+    /// Takes a session waiting for input for a reply's turn: true for exactly
+    /// one of several replies racing (on any replica), false for the rest.
+    pub async fn claim_waiting_session(&self, id: &str) -> StoreResult<bool> {
+        let done = sqlx::query("UPDATE agent_sessions SET state = $2 WHERE id = $1 AND state = $3")
+            .bind(id)
+            .bind(session_state::STARTING)
+            .bind(session_state::WAITING_FOR_INPUT)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Records the ACP session a turn ran in, for the next reply to load.
+    pub async fn set_acp_session_id(&self, id: &str, acp_session_id: &str) -> StoreResult<()> {
+        sqlx::query("UPDATE agent_sessions SET acp_session_id = $2 WHERE id = $1")
+            .bind(id)
+            .bind(acp_session_id)
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 

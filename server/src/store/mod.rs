@@ -131,6 +131,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "trigger_catalog",
         include_str!("../../migrations/0007_trigger_catalog.sql"),
     ),
+    (
+        8,
+        "session_resume",
+        include_str!("../../migrations/0008_session_resume.sql"),
+    ),
 ];
 
 fn migrator() -> Migrator {

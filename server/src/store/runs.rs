@@ -87,6 +87,7 @@ fn run_view(row: &AnyRow, with_name: bool) -> StoreResult<Run> {
         } else {
             None
         },
+        workspace_id: None,
         created_at: row.time("created_at")?,
     })
 }

@@ -1,0 +1,141 @@
+//! A reply to a run task's session continues the same conversation: through
+//! the agent's `session/load` where it offers it, else by a replayed transcript.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::{Db, TestApp, eventually, spawn_app};
+
+async fn messages(app: &TestApp, sid: &str) -> Vec<Value> {
+    let r = app.get(&format!("/api/v1/sessions/{sid}/messages")).await;
+    r.body.as_array().cloned().unwrap_or_default()
+}
+
+async fn waiting(app: &TestApp, task_id: &str) -> bool {
+    app.get(&format!("/api/v1/tasks/{task_id}/sessions")).await.body[0]["state"] == "WAITING_FOR_INPUT"
+}
+
+/// Runs a one-turn automation on `profile`, replies twice (the second reply
+/// asks the agent what it recalls) and returns the session's transcript.
+async fn two_replies(app: &TestApp, profile: Option<&str>) -> Vec<Value> {
+    let ws = app.workspace_with_repo("W").await;
+    let mut body = json!({"name": "chat", "prompt": "e2e:message(\"hello\")",
+                          "triggers": [{"type": "webhook", "config": {}}]});
+    if let Some(p) = profile {
+        body["agent_profile_id"] = json!(p);
+    }
+    let a = app.automation(&ws, body).await["id"].as_str().expect("id").to_string();
+    app.post(&format!("/api/v1/automations/{a}/run"), json!({})).await;
+    let run = app.wait_for_run_status(&a, "succeeded").await;
+    let sid = app.get(&format!("/api/v1/tasks/{}/sessions", run.task_id)).await.body[0]["id"]
+        .as_str()
+        .expect("a session")
+        .to_string();
+    for text in ["e2e:message(\"second\")", "e2e:recall()"] {
+        eventually("the session to wait for input", Duration::from_secs(20), || {
+            waiting(app, &run.task_id)
+        })
+        .await;
+        let r = app
+            .post(&format!("/api/v1/sessions/{sid}/prompt"), json!({"text": text}))
+            .await;
+        assert_eq!(r.status, reqwest::StatusCode::ACCEPTED, "{}", r.body);
+        // The turn must have started before the next wait means "ended".
+        eventually("the reply to be recorded", Duration::from_secs(20), || async {
+            messages(app, &sid).await.iter().any(|m| m["content"] == text)
+        })
+        .await;
+    }
+    eventually("the recall to be answered", Duration::from_secs(20), || async {
+        messages(app, &sid)
+            .await
+            .iter()
+            .any(|m| m["content"].as_str().is_some_and(|c| c.starts_with("recalled")))
+    })
+    .await;
+    messages(app, &sid).await
+}
+
+fn said(transcript: &[Value], role: &str) -> Vec<String> {
+    transcript
+        .iter()
+        .filter(|m| m["role"] == role && m["kind"] == "message")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_continues_the_agents_own_session_through_session_load() {
+    let app = spawn_app(Db::Sqlite).await;
+    let transcript = two_replies(&app, None).await;
+    let agent = said(&transcript, "agent");
+    assert_eq!(
+        agent.last().map(String::as_str),
+        Some("recalled via load: e2e:message(\"hello\") | e2e:message(\"second\")"),
+        "{agent:?}"
+    );
+    // The agent replays the conversation while loading: it is not written twice.
+    assert_eq!(
+        said(&transcript, "user"),
+        ["e2e:message(\"hello\")", "e2e:message(\"second\")", "e2e:recall()"]
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_to_an_agent_without_session_load_replays_the_transcript() {
+    let app = spawn_app(Db::Sqlite).await;
+    let profile = app
+        .post(
+            "/api/v1/agent-profiles",
+            json!({"name": "forgetful", "command": env!("CARGO_BIN_EXE_kandev"),
+                   "args": ["mock-agent", "--no-load-session"]}),
+        )
+        .await;
+    assert_eq!(profile.status, reqwest::StatusCode::CREATED, "{}", profile.body);
+    let id = profile.body["id"].as_str().expect("profile id").to_string();
+    let transcript = two_replies(&app, Some(&id)).await;
+    let agent = said(&transcript, "agent");
+    assert_eq!(
+        agent.last().map(String::as_str),
+        Some("recalled via replay: e2e:message(\"hello\") | e2e:message(\"second\")"),
+        "{agent:?}"
+    );
+    assert_eq!(
+        said(&transcript, "user").len(),
+        3,
+        "the replayed history is not written again"
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replies_at_once_start_one_turn_and_the_other_is_refused() {
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace_with_repo("W").await;
+    let body = json!({"name": "chat", "prompt": "e2e:message(\"hello\")",
+                      "triggers": [{"type": "webhook", "config": {}}]});
+    let a = app.automation(&ws, body).await["id"].as_str().expect("id").to_string();
+    app.post(&format!("/api/v1/automations/{a}/run"), json!({})).await;
+    let run = app.wait_for_run_status(&a, "succeeded").await;
+    let sid = app.get(&format!("/api/v1/tasks/{}/sessions", run.task_id)).await.body[0]["id"]
+        .as_str()
+        .expect("a session")
+        .to_string();
+    let path = format!("/api/v1/sessions/{sid}/prompt");
+    let (one, two) = tokio::join!(
+        app.post(&path, json!({"text": "e2e:delay(200)"})),
+        app.post(&path, json!({"text": "e2e:delay(200)"}))
+    );
+    let mut statuses = [one.status.as_u16(), two.status.as_u16()];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [202, 409], "{} / {}", one.body, two.body);
+    eventually("the one turn to end", Duration::from_secs(20), || {
+        waiting(&app, &run.task_id)
+    })
+    .await;
+    let replies = said(&messages(&app, &sid).await, "user");
+    assert_eq!(replies.len(), 2, "one prompt and one reply: {replies:?}");
+    app.stop().await;
+}
