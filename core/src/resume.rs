@@ -35,6 +35,25 @@ pub fn opening(is_reply: bool, acp_session_id: &str, agent_can_load: bool) -> Op
     }
 }
 
+/// Whether a session can take a reply now (the composer and the server agree).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyState {
+    /// Its last turn ended well: it waits for input.
+    Open,
+    /// A turn is starting or running.
+    Busy,
+    /// It failed, was cancelled or completed: no more turns.
+    Closed,
+}
+
+pub fn reply_state(session_state: &str) -> ReplyState {
+    match session_state {
+        "WAITING_FOR_INPUT" => ReplyState::Open,
+        "STARTING" | "RUNNING" => ReplyState::Busy,
+        _ => ReplyState::Closed,
+    }
+}
+
 fn line_of(m: &TranscriptMessage) -> Option<String> {
     let label = match (m.role.as_str(), m.kind.as_str()) {
         (_, "thought") => return None,
@@ -98,6 +117,16 @@ mod tests {
         assert_eq!(opening(true, "acp-1", true), Opening::Load("acp-1".into()));
         assert_eq!(opening(true, "acp-1", false), Opening::Replay);
         assert_eq!(opening(true, "", true), Opening::Replay, "no recorded session to load");
+    }
+
+    #[test]
+    fn only_a_session_waiting_for_input_takes_a_reply() {
+        assert_eq!(reply_state("WAITING_FOR_INPUT"), ReplyState::Open);
+        assert_eq!(reply_state("RUNNING"), ReplyState::Busy);
+        assert_eq!(reply_state("STARTING"), ReplyState::Busy);
+        for s in ["FAILED", "CANCELLED", "COMPLETED", ""] {
+            assert_eq!(reply_state(s), ReplyState::Closed, "{s}");
+        }
     }
 
     #[test]

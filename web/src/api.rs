@@ -183,6 +183,16 @@ pub async fn runs(id: &str) -> ApiResult<Vec<Run>> {
     get(&format!("/api/v1/automations/{id}/runs?limit=50")).await
 }
 
+/// The automations home's feed: newest runs across the caller's workspaces.
+pub async fn all_runs() -> ApiResult<Vec<Run>> {
+    get("/api/v1/automation-runs?limit=100").await
+}
+
+/// The automations home's agenda: upcoming scheduled runs.
+pub async fn agenda() -> ApiResult<Vec<AgendaEntry>> {
+    get("/api/v1/automation-agenda?limit=20").await
+}
+
 pub async fn evaluations(id: &str) -> ApiResult<Vec<Evaluation>> {
     get(&format!("/api/v1/automations/{id}/evaluations?limit=30")).await
 }

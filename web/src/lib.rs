@@ -13,7 +13,7 @@ mod pages;
 mod session;
 mod time;
 
-use pages::automations::{AutomationEditor, AutomationsList};
+use pages::automations::{AutomationEditor, AutomationPage, AutomationsList, AutomationsOverview};
 use pages::board::{Board, TaskDetail};
 use pages::{AutomationsHome, Home, Login, Members, Notifications, RunView, Tokens};
 
@@ -40,6 +40,8 @@ fn App() -> impl IntoView {
                 <Route path=path!("/w/:ws/tasks/:id") view=TaskDetail/>
                 <Route path=path!("/w/:ws/runs/:id") view=RunView/>
                 <Route path=path!("/settings/automations") view=AutomationsHome/>
+                <Route path=path!("/automations") view=AutomationsOverview/>
+                <Route path=path!("/automations/:id") view=AutomationPage/>
                 <Route path=path!("/settings/workspace/:ws/automations") view=AutomationsList/>
                 <Route path=path!("/settings/workspace/:ws/automations/:id") view=AutomationEditor/>
             </Routes>

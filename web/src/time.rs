@@ -63,6 +63,25 @@ pub fn format_in_zone(at: DateTime<Utc>, zone: &str, locale: &str) -> String {
         .unwrap_or_else(|| at.to_rfc3339())
 }
 
+/// The browser's own IANA zone ("" when it cannot say: shown as UTC).
+pub fn local_zone() -> String {
+    let get = |v: &JsValue, k: &str| js_sys::Reflect::get(v, &k.into()).unwrap_or(JsValue::UNDEFINED);
+    let intl = get(&js_sys::global(), "Intl");
+    let Ok(ctor) = get(&intl, "DateTimeFormat").dyn_into::<js_sys::Function>() else {
+        return String::new();
+    };
+    let Ok(formatter) = ctor.call0(&intl) else {
+        return String::new();
+    };
+    let Ok(resolved) = get(&formatter, "resolvedOptions").dyn_into::<js_sys::Function>() else {
+        return String::new();
+    };
+    resolved
+        .call0(&formatter)
+        .map(|o| get(&o, "timeZone").as_string().unwrap_or_default())
+        .unwrap_or_default()
+}
+
 /// The browser's IANA zone names (UTC first), for the time-zone combobox.
 pub fn zones() -> Vec<String> {
     let mut out = vec!["UTC".to_string()];

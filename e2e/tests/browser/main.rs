@@ -5,6 +5,7 @@
 mod access;
 mod accessibility;
 mod automations;
+mod automations_home;
 mod board_live;
 mod board_moves;
 mod editor;

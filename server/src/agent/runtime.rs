@@ -114,7 +114,7 @@ impl AcpRuntime {
             .get_session(session_id)
             .await
             .map_err(ServiceError::not_found("session"))?;
-        if s.session.state != session_state::WAITING_FOR_INPUT {
+        if resume::reply_state(&s.session.state) != resume::ReplyState::Open {
             return Err(ServiceError::Conflict(format!(
                 "the session is {}, not waiting for input",
                 s.session.state

@@ -55,7 +55,7 @@ pub fn Layout(#[prop(into)] ws: Signal<String>, children: Children) -> impl Into
             <span class="brand">{move || t("app-name")}</span>
             <nav aria-label=move || t("nav-main")>
                 <A href=move || format!("/w/{}", ws.get())>{move || t("nav-board")}</A>
-                <A href=move || format!("/settings/workspace/{}/automations", ws.get())>{move || t("nav-automations")}</A>
+                <A href="/automations">{move || t("nav-automations")}</A>
                 <Show when=move || owner.get() && !ws.get().is_empty()>
                     <A href=move || format!("/w/{}/members", ws.get())>{move || t("nav-members")}</A>
                 </Show>

@@ -8,7 +8,7 @@ use leptos_router::hooks::use_params_map;
 use serde_json::Value;
 
 use crate::api;
-use crate::components::Layout;
+use crate::components::{Layout, ReplyComposer};
 use crate::i18n::{t, ta};
 use crate::live::use_live;
 use crate::time::relative;
@@ -61,7 +61,7 @@ fn SessionTranscript(session: Session) -> impl IntoView {
     });
     view! {
         <section class="card">
-            <h2>{ta("session-state", &[("state", session.state.clone())])}</h2>
+            <h2>{ta("session-state", &[("state", t(&format!("session-state-{}", session.state.to_lowercase())))])}</h2>
             <ol class="plain transcript">
                 {move || {
                     let list = messages.get().and_then(Result::ok).unwrap_or_default();
@@ -82,14 +82,17 @@ pub fn RunView() -> impl IntoView {
     let ws = Signal::derive(move || params.with(|p| p.get("ws").unwrap_or_default()));
     let id = Signal::derive(move || params.with(|p| p.get("id").unwrap_or_default()));
     let tick = use_live();
+    let sent = RwSignal::new(0u64);
     let task = LocalResource::new(move || {
         let id = id.get();
         async move { api::get::<Task>(&format!("/api/v1/tasks/{id}")).await }
     });
     let sessions = LocalResource::new(move || {
-        let (id, _) = (id.get(), tick.get());
+        let (id, _, _) = (id.get(), tick.get(), sent.get());
         async move { api::sessions(&id).await }
     });
+    // A reply continues the newest session.
+    let last = Signal::derive(move || sessions.get().and_then(Result::ok).and_then(|l| l.last().cloned()));
     // Sessions keyed by id and state, so a live tick does not rebuild them.
     let keyed = move || sessions.get().and_then(Result::ok).unwrap_or_default();
     view! {
@@ -104,6 +107,7 @@ pub fn RunView() -> impl IntoView {
                 <Show when=move || sessions.get().and_then(Result::ok).is_some_and(|l| l.is_empty())>
                     <p class="muted">{move || t("transcript-empty")}</p>
                 </Show>
+                <ReplyComposer session=last on_sent=Callback::new(move |()| sent.update(|n| *n += 1))/>
             </div>
         </Layout>
     }

@@ -19,7 +19,7 @@ use crate::time::relative;
 
 use super::transfer::Transfer;
 
-fn run_now(id: String) {
+pub fn run_now(id: String) {
     spawn_local(async move {
         match api::post::<_, ManualRunResult>(&format!("/api/v1/automations/{id}/run"), &json!({})).await {
             Ok(r) => {

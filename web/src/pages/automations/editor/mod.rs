@@ -4,7 +4,6 @@
 
 mod configuration;
 mod form;
-mod runs;
 mod save;
 mod then;
 mod when;
@@ -16,13 +15,13 @@ use leptos::task::spawn_local;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map};
 
+use super::runs::{RecentEvaluations, RecentRuns};
 use crate::api;
 use crate::components::automations::panels::webhook_url;
 use crate::components::{Confirm, Layout, toast};
 use crate::i18n::{t, ta};
 use configuration::{ConfigurationSection, SettingsSection};
 use form::Form;
-use runs::{RecentEvaluations, RecentRuns};
 use save::{Saved, save};
 use then::ThenSection;
 use when::WhenSection;

@@ -14,11 +14,11 @@ use crate::i18n::{t, ta};
 use crate::live::use_live;
 use crate::time::relative;
 
-fn status_label(s: RunStatus) -> String {
+pub fn status_label(s: RunStatus) -> String {
     t(&format!("automations-run-status-{}", s.as_str()))
 }
 
-fn variant_class(v: BadgeVariant) -> &'static str {
+pub fn variant_class(v: BadgeVariant) -> &'static str {
     match v {
         BadgeVariant::Neutral => "badge run-neutral",
         BadgeVariant::Filled => "badge run-filled",
