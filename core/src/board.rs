@@ -99,6 +99,15 @@ pub fn check_move(from: TaskStatus, to: TaskStatus) -> Result<(), MoveError> {
     }
 }
 
+/// Where a card can go from the board (the move menu and drag and drop):
+/// every other status a direct move allows, in column order.
+pub fn move_targets(from: TaskStatus) -> Vec<TaskStatus> {
+    TaskStatus::ALL
+        .into_iter()
+        .filter(|to| *to != from && check_move(from, *to).is_ok())
+        .collect()
+}
+
 /// Review hand-off: any open status except `human_review` itself moves to
 /// `human_review`.
 pub fn hand_off_to_review(from: TaskStatus) -> Result<TaskStatus, MoveError> {
@@ -491,5 +500,17 @@ mod tests {
             None
         );
         assert_eq!(ci_wait_timeout_minutes("nothing", &["nope".into()]), None);
+    }
+
+    #[test]
+    fn a_card_moves_only_where_a_direct_move_is_allowed() {
+        use TaskStatus::*;
+        assert_eq!(move_targets(Done), [Todo, Ready]);
+        assert!(
+            move_targets(HumanReview).is_empty(),
+            "review is left by approve or reject"
+        );
+        assert!(!move_targets(Todo).contains(&HumanReview));
+        assert!(!move_targets(Todo).contains(&Todo));
     }
 }

@@ -1,5 +1,6 @@
 //! The board on a phone shows one column at a time with a switcher; cards
-//! move through a "move to" menu that offers only what the rules allow.
+//! move through a "move to" menu (the keyboard path) or by drag and drop,
+//! both offering only what the rules allow.
 
 use std::time::Duration;
 
@@ -78,4 +79,71 @@ async fn switch_and_move(ctx: Ctx) -> anyhow::Result<()> {
 scenario!(
     board_switches_columns_on_a_phone_and_moves_cards_from_a_menu,
     super::switch_and_move
+);
+
+/// Drags a card onto a column with the browser's own drag events; returns
+/// whether the column accepted the drag (cancelled its `dragover`).
+async fn drag(ctx: &Ctx, task: &str, to: &str) -> anyhow::Result<bool> {
+    let accepted = ctx
+        .browser
+        .js(
+            "return (async () => {
+                const [id, to] = arguments;
+                const card = document.querySelector(`[data-task-id='${id}']`);
+                const column = document.querySelector(`.column[data-status='${to}']`);
+                const dataTransfer = new DataTransfer();
+                const fire = (el, type) => {
+                    const ev = new DragEvent(type, {bubbles: true, cancelable: true, dataTransfer});
+                    el.dispatchEvent(ev);
+                    return ev.defaultPrevented;
+                };
+                fire(card, 'dragstart');
+                await new Promise(r => setTimeout(r, 50));
+                const accepted = fire(column, 'dragover');
+                fire(column, 'drop');
+                fire(card, 'dragend');
+                return accepted;
+            })();",
+            vec![json!(task), json!(to)],
+        )
+        .await?;
+    Ok(accepted == json!(true))
+}
+
+/// GIVEN a task in To do, WHEN the user drags its card onto Human review,
+/// THEN the column refuses it and nothing moves; WHEN onto Ready, THEN the
+/// card moves there (the "move to" menu is the keyboard path to the same moves).
+async fn drag_and_drop(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = workspace(&ctx).await?;
+    let todo = ctx.stack.task(&ws, "Drag me", "todo").await?;
+    ctx.browser.goto(&format!("/w/{ws}")).await?;
+    let card = format!("[data-task-id='{todo}']");
+    ctx.browser.wait_for(&card).await?;
+    let draggable = ctx
+        .browser
+        .js(
+            "return document.querySelector(arguments[0]).getAttribute('draggable');",
+            vec![json!(card)],
+        )
+        .await?;
+    ensure!(draggable == json!("true"), "the card is not draggable: {draggable}");
+    ensure!(
+        !drag(&ctx, &todo, "human_review").await?,
+        "Human review accepted a drag"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let stored = ctx.stack.get(&format!("/api/v1/tasks/{todo}")).await?;
+    ensure!(stored["status"] == "todo", "{stored}");
+    ensure!(drag(&ctx, &todo, "ready").await?, "Ready refused the drag");
+    eventually("the card in Ready", Duration::from_secs(10), || async {
+        (column_of(&ctx, &todo).await.as_deref() == Some("ready")).then_some(())
+    })
+    .await?;
+    let stored = ctx.stack.get(&format!("/api/v1/tasks/{todo}")).await?;
+    ensure!(stored["status"] == "ready", "{stored}");
+    Ok(())
+}
+scenario!(
+    board_cards_move_by_drag_and_drop_only_where_the_rules_allow,
+    super::drag_and_drop
 );

@@ -7,13 +7,13 @@ use std::collections::HashMap;
 
 use kandev_core::access::Level;
 use kandev_core::api::{CreateTask, LIVE_TASK_PR_UPDATED, LIVE_TASK_UPDATED, Task, TaskPr};
-use kandev_core::board::TaskStatus;
+use kandev_core::board::{TaskStatus, move_targets};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::use_params_map;
 
 use super::repositories::Repositories;
-use super::task_card::TaskCard;
+use super::task_card::{Dragging, TaskCard, move_task};
 use crate::api;
 use crate::components::{Layout, toast};
 use crate::i18n::t;
@@ -72,6 +72,10 @@ pub fn Board() -> impl IntoView {
     let writable = can(ws, Level::Write);
     // The column a phone shows.
     let shown = RwSignal::new(TaskStatus::Todo);
+    let dragging: Dragging = RwSignal::new(None);
+    // A column accepts the dragged card when the board rules allow the move.
+    let accepts =
+        move |to: TaskStatus| dragging.with(|d| d.as_ref().is_some_and(|(_, from)| move_targets(*from).contains(&to)));
     let add = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let body = CreateTask {
@@ -129,7 +133,16 @@ pub fn Board() -> impl IntoView {
                         let heading_id = format!("column-{}", status.as_str());
                         let heading = heading_id.clone();
                         view! {
-                            <section class="column" class:shown=move || shown.get() == status aria-labelledby=heading_id data-status=status.as_str()>
+                            <section class="column" class:shown=move || shown.get() == status aria-labelledby=heading_id data-status=status.as_str()
+                                class:drop-ok=move || accepts(status)
+                                on:dragover=move |ev| if accepts(status) { ev.prevent_default() }
+                                on:drop=move |ev| {
+                                    ev.prevent_default();
+                                    if let Some((id, _)) = dragging.get_untracked().filter(|_| accepts(status)) {
+                                        move_task(id, status);
+                                    }
+                                    dragging.set(None);
+                                }>
                                 <h2 id=heading>{move || t(&label_id)}</h2>
                                 {
                                     let column = Memo::new(move |_| {
@@ -143,7 +156,7 @@ pub fn Board() -> impl IntoView {
                                                 {
                                                     let id = task.id.clone();
                                                     let mine = Memo::new(move |_| prs.with(|m| m.get(&id).cloned().unwrap_or_default()));
-                                                    view! { <TaskCard task=task prs=mine writable=writable/> }
+                                                    view! { <TaskCard task=task prs=mine writable=writable dragging=dragging/> }
                                                 }
                                             </For>
                                         </Show>
