@@ -26,6 +26,8 @@ const MOBILE_UA: &str = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/53
 pub enum Device {
     Desktop,
     Mobile,
+    /// A desktop whose system prefers a dark colour scheme (the dark theme's checks).
+    DarkDesktop,
 }
 
 impl Device {
@@ -33,6 +35,7 @@ impl Device {
         match self {
             Device::Desktop => "desktop",
             Device::Mobile => "mobile",
+            Device::DarkDesktop => "desktop-dark",
         }
     }
 }
@@ -112,6 +115,11 @@ impl Browser {
         caps.add_arg(&format!("--user-data-dir={}", profile.display()))?;
         match device {
             Device::Desktop => caps.add_arg("--window-size=1280,900")?,
+            Device::DarkDesktop => {
+                caps.add_arg("--window-size=1280,900")?;
+                // Blink's own setting: `prefers-color-scheme: dark` (0 = dark).
+                caps.add_arg("--blink-settings=preferredColorScheme=0")?;
+            }
             Device::Mobile => caps.add_experimental_option(
                 "mobileEmulation",
                 json!({"deviceMetrics": {"width": 390, "height": 844, "pixelRatio": 3.0, "touch": true, "mobile": true}, "userAgent": MOBILE_UA}),
@@ -373,7 +381,9 @@ impl Browser {
         let el = self.wait_for(css).await?;
         self.center(&el).await?;
         match device {
-            Device::Desktop => self.driver.action_chain().move_to_element_center(&el).perform().await?,
+            Device::Desktop | Device::DarkDesktop => {
+                self.driver.action_chain().move_to_element_center(&el).perform().await?
+            }
             Device::Mobile => el.click().await?,
         }
         Ok(())

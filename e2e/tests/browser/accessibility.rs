@@ -1,6 +1,7 @@
 //! axe-core on the board, the list, the editor (merged panel open) and the
-//! notifications page: no serious or critical violations, nothing scrolling
-//! sideways, and every control at least 44 px. Screenshots of each page.
+//! notifications page, in the light theme on a desktop and a phone and in the
+//! dark theme: no serious or critical violations, nothing scrolling sideways,
+//! and every control at least 44 px. Screenshots of each page.
 
 use anyhow::ensure;
 use kandev_e2e::{Ctx, scenario};
@@ -59,3 +60,31 @@ scenario!(
     axe_finds_no_serious_violations_on_board_list_editor_and_notifications,
     super::axe
 );
+
+/// The same pages, plus the automations home, in the dark theme: the system
+/// prefers dark, the stylesheet follows, and axe still finds nothing serious.
+async fn axe_dark(ctx: Ctx) -> anyhow::Result<()> {
+    ctx.browser.goto("/").await?;
+    let dark = ctx
+        .browser
+        .js("return matchMedia('(prefers-color-scheme: dark)').matches;", vec![])
+        .await?;
+    ensure!(dark == json!(true), "the browser does not prefer dark");
+    let background = ctx
+        .browser
+        .js("return getComputedStyle(document.body).backgroundColor;", vec![])
+        .await?;
+    ensure!(
+        background == json!("rgb(15, 18, 22)"),
+        "not the dark theme: {background}"
+    );
+    axe(ctx.clone()).await?;
+    ctx.browser.goto("/automations").await?;
+    ctx.browser.wait_for("#agenda").await?;
+    check(&ctx, "automations-home-axe").await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn axe_finds_no_serious_violations_in_the_dark_theme() {
+    kandev_e2e::run("axe_dark_theme", kandev_e2e::Device::DarkDesktop, axe_dark).await
+}

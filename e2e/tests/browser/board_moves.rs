@@ -48,7 +48,7 @@ async fn switch_and_move(ctx: Ctx) -> anyhow::Result<()> {
             ensure!(!displayed(&ctx, &todo_card).await?, "To do still shows");
             ctx.browser.click(".column-switcher [data-status=todo]").await?;
         }
-        Device::Desktop => {
+        Device::Desktop | Device::DarkDesktop => {
             ensure!(displayed(&ctx, &ready_card).await?, "every column shows on a desktop");
             ensure!(!displayed(&ctx, ".column-switcher").await?, "no switcher on a desktop");
         }
