@@ -26,6 +26,17 @@ async fn column_of(ctx: &Ctx, task: &str) -> Option<String> {
     v.as_str().map(str::to_string)
 }
 
+/// The card shows in the Ready column and the server has it there.
+async fn lands_in_ready(ctx: &Ctx, task: &str) -> anyhow::Result<()> {
+    eventually("the card in Ready", Duration::from_secs(10), || async {
+        (column_of(ctx, task).await.as_deref() == Some("ready")).then_some(())
+    })
+    .await?;
+    let stored = ctx.stack.get(&format!("/api/v1/tasks/{task}")).await?;
+    ensure!(stored["status"] == "ready", "{stored}");
+    Ok(())
+}
+
 /// GIVEN a task in To do and one in Ready, WHEN the board opens on a phone,
 /// THEN only To do shows until the switcher picks Ready (a desktop shows
 /// both and no switcher); AND the To do card's menu moves it to Ready.
@@ -68,13 +79,7 @@ async fn switch_and_move(ctx: Ctx) -> anyhow::Result<()> {
         "moves offered from To do: {offered}"
     );
     ctx.browser.select(&format!("{todo_card} .move-card"), "ready").await?;
-    eventually("the card in Ready", Duration::from_secs(10), || async {
-        (column_of(&ctx, &todo).await.as_deref() == Some("ready")).then_some(())
-    })
-    .await?;
-    let stored = ctx.stack.get(&format!("/api/v1/tasks/{todo}")).await?;
-    ensure!(stored["status"] == "ready", "{stored}");
-    Ok(())
+    lands_in_ready(&ctx, &todo).await
 }
 scenario!(
     board_switches_columns_on_a_phone_and_moves_cards_from_a_menu,
@@ -135,13 +140,7 @@ async fn drag_and_drop(ctx: Ctx) -> anyhow::Result<()> {
     let stored = ctx.stack.get(&format!("/api/v1/tasks/{todo}")).await?;
     ensure!(stored["status"] == "todo", "{stored}");
     ensure!(drag(&ctx, &todo, "ready").await?, "Ready refused the drag");
-    eventually("the card in Ready", Duration::from_secs(10), || async {
-        (column_of(&ctx, &todo).await.as_deref() == Some("ready")).then_some(())
-    })
-    .await?;
-    let stored = ctx.stack.get(&format!("/api/v1/tasks/{todo}")).await?;
-    ensure!(stored["status"] == "ready", "{stored}");
-    Ok(())
+    lands_in_ready(&ctx, &todo).await
 }
 scenario!(
     board_cards_move_by_drag_and_drop_only_where_the_rules_allow,

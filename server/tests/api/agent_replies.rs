@@ -57,6 +57,13 @@ async fn two_replies(app: &TestApp, profile: Option<&str>) -> Vec<Value> {
     messages(app, &sid).await
 }
 
+/// What the agent answered to the recall, and what the user said, in order.
+async fn recall_on(app: &TestApp, profile: Option<&str>) -> (String, Vec<String>) {
+    let transcript = two_replies(app, profile).await;
+    let agent = said(&transcript, "agent");
+    (agent.last().cloned().unwrap_or_default(), said(&transcript, "user"))
+}
+
 fn said(transcript: &[Value], role: &str) -> Vec<String> {
     transcript
         .iter()
@@ -68,16 +75,14 @@ fn said(transcript: &[Value], role: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reply_continues_the_agents_own_session_through_session_load() {
     let app = spawn_app(Db::Sqlite).await;
-    let transcript = two_replies(&app, None).await;
-    let agent = said(&transcript, "agent");
+    let (recalled, user) = recall_on(&app, None).await;
     assert_eq!(
-        agent.last().map(String::as_str),
-        Some("recalled via load: e2e:message(\"hello\") | e2e:message(\"second\")"),
-        "{agent:?}"
+        recalled,
+        "recalled via load: e2e:message(\"hello\") | e2e:message(\"second\")"
     );
     // The agent replays the conversation while loading: it is not written twice.
     assert_eq!(
-        said(&transcript, "user"),
+        user,
         ["e2e:message(\"hello\")", "e2e:message(\"second\")", "e2e:recall()"]
     );
     app.stop().await;
@@ -95,18 +100,12 @@ async fn a_reply_to_an_agent_without_session_load_replays_the_transcript() {
         .await;
     assert_eq!(profile.status, reqwest::StatusCode::CREATED, "{}", profile.body);
     let id = profile.body["id"].as_str().expect("profile id").to_string();
-    let transcript = two_replies(&app, Some(&id)).await;
-    let agent = said(&transcript, "agent");
+    let (recalled, user) = recall_on(&app, Some(&id)).await;
     assert_eq!(
-        agent.last().map(String::as_str),
-        Some("recalled via replay: e2e:message(\"hello\") | e2e:message(\"second\")"),
-        "{agent:?}"
+        recalled,
+        "recalled via replay: e2e:message(\"hello\") | e2e:message(\"second\")"
     );
-    assert_eq!(
-        said(&transcript, "user").len(),
-        3,
-        "the replayed history is not written again"
-    );
+    assert_eq!(user.len(), 3, "the replayed history is not written again");
     app.stop().await;
 }
 
