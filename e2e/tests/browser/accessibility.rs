@@ -44,6 +44,8 @@ async fn axe(ctx: Ctx) -> anyhow::Result<()> {
     check(&ctx, "editor").await?;
     ctx.browser.goto(&format!("/w/{ws}/notifications")).await?;
     ctx.browser.wait_text(".card", "No targets yet").await?;
+    let current = current_nav(&ctx).await?;
+    ensure!(current == ["Notifications"], "current header links: {current:?}");
     check(&ctx, "notifications-axe").await?;
     ensure!(
         ctx.browser.no_horizontal_overflow().await?,

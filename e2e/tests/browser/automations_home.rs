@@ -66,6 +66,8 @@ async fn home(ctx: Ctx) -> anyhow::Result<()> {
     ctx.browser
         .screenshot(&format!("automations-home-{}", ctx.device.as_str()))
         .await?;
+    let current = current_nav(&ctx).await?;
+    ensure!(current == ["Automations"], "current header links: {current:?}");
 
     ctx.browser.select("#filter-workspace", &ops).await?;
     eventually("the feed narrowed to Ops", Duration::from_secs(10), || async {

@@ -149,3 +149,15 @@ pub fn ensure_no_raw_type(text: &str) -> anyhow::Result<()> {
     ensure!(!text.contains(MERGED), "the raw type id is shown: {text:?}");
     Ok(())
 }
+
+/// The header links marked as the current page.
+pub async fn current_nav(ctx: &Ctx) -> anyhow::Result<Vec<String>> {
+    let v = ctx
+        .browser
+        .js(
+            "return [...document.querySelectorAll('.top nav a[aria-current=page]')].map(a => a.textContent.trim());",
+            vec![],
+        )
+        .await?;
+    Ok(serde_json::from_value(v)?)
+}

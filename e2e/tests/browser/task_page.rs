@@ -19,6 +19,9 @@ async fn reject_asks_for_a_reason(ctx: Ctx) -> anyhow::Result<()> {
         .await?;
     ctx.browser.goto(&format!("/w/{ws}/tasks/{task}")).await?;
     ctx.browser.wait_for(".review-bar #approve").await?;
+    // The task page is part of the board; only Board is current.
+    let current = current_nav(&ctx).await?;
+    ensure!(current == ["Board"], "current header links: {current:?}");
     let empty = ctx.browser.text("#sessions-empty").await?;
     ensure!(empty.contains("No agent has worked on this task yet"), "{empty}");
     ctx.browser.click("#reject").await?;

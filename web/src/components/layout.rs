@@ -2,12 +2,12 @@
 //! language pickers, the toasts, the workspace's live stream, and the page.
 
 use leptos::prelude::*;
-use leptos_router::components::A;
-use leptos_router::hooks::use_navigate;
+use leptos_router::hooks::{use_location, use_navigate};
 
 use kandev_core::access::Level;
 use leptos::task::spawn_local;
 
+use super::nav::{Section, section};
 use super::toast::ToastRegion;
 use crate::api;
 use crate::i18n::{LOCALES, set_locale, t, use_locale};
@@ -31,6 +31,9 @@ pub fn Layout(#[prop(into)] ws: Signal<String>, children: Children) -> impl Into
     let locale = use_locale();
     let me = use_me();
     let owner = can(ws, Level::Manage);
+    let path = use_location().pathname;
+    // The router's links are current for every path beneath them; ours for their section only.
+    let current = move |s: Section| (section(&path.get()) == Some(s)).then_some("page");
     // Every workspace page follows its live stream.
     Effect::new(move |_| {
         let ws = ws.get();
@@ -54,15 +57,15 @@ pub fn Layout(#[prop(into)] ws: Signal<String>, children: Children) -> impl Into
         <header class="top">
             <span class="brand">{move || t("app-name")}</span>
             <nav aria-label=move || t("nav-main")>
-                <A href=move || format!("/w/{}", ws.get())>{move || t("nav-board")}</A>
-                <A href="/automations">{move || t("nav-automations")}</A>
+                <a href=move || format!("/w/{}", ws.get()) aria-current=move || current(Section::Board)>{move || t("nav-board")}</a>
+                <a href="/automations" aria-current=move || current(Section::Automations)>{move || t("nav-automations")}</a>
                 <Show when=move || owner.get() && !ws.get().is_empty()>
-                    <A href=move || format!("/w/{}/members", ws.get())>{move || t("nav-members")}</A>
+                    <a href=move || format!("/w/{}/members", ws.get()) aria-current=move || current(Section::Members)>{move || t("nav-members")}</a>
                 </Show>
                 <Show when=move || !ws.get().is_empty()>
-                    <A href=move || format!("/w/{}/notifications", ws.get())>{move || t("nav-notifications")}</A>
+                    <a href=move || format!("/w/{}/notifications", ws.get()) aria-current=move || current(Section::Notifications)>{move || t("nav-notifications")}</a>
                 </Show>
-                <A href="/settings/tokens">{move || t("nav-tokens")}</A>
+                <a href="/settings/tokens" aria-current=move || current(Section::Tokens)>{move || t("nav-tokens")}</a>
             </nav>
             <div class="pickers">
                 <label for="workspace-picker" class="sr-only">{move || t("workspace-label")}</label>

@@ -4,6 +4,7 @@ pub mod automations;
 mod confirm;
 mod icons;
 mod layout;
+mod nav;
 mod reply;
 mod switch;
 mod toast;
