@@ -16,9 +16,9 @@ async fn waiting(app: &TestApp, task_id: &str) -> bool {
     app.get(&format!("/api/v1/tasks/{task_id}/sessions")).await.body[0]["state"] == "WAITING_FOR_INPUT"
 }
 
-/// Runs a one-turn automation on `profile`, replies twice (the second reply
-/// asks the agent what it recalls) and returns the session's transcript.
-async fn two_replies(app: &TestApp, profile: Option<&str>) -> Vec<Value> {
+/// Runs a one-turn automation on `profile` by hand and returns its run
+/// task and session once the turn has succeeded.
+async fn finished_run(app: &TestApp, profile: Option<&str>) -> (String, String) {
     let ws = app.workspace_with_repo("W").await;
     let mut body = json!({"name": "chat", "prompt": "e2e:message(\"hello\")",
                           "triggers": [{"type": "webhook", "config": {}}]});
@@ -32,9 +32,16 @@ async fn two_replies(app: &TestApp, profile: Option<&str>) -> Vec<Value> {
         .as_str()
         .expect("a session")
         .to_string();
+    (run.task_id, sid)
+}
+
+/// Runs a one-turn automation on `profile`, replies twice (the second reply
+/// asks the agent what it recalls) and returns the session's transcript.
+async fn two_replies(app: &TestApp, profile: Option<&str>) -> Vec<Value> {
+    let (task_id, sid) = finished_run(app, profile).await;
     for text in ["e2e:message(\"second\")", "e2e:recall()"] {
         eventually("the session to wait for input", Duration::from_secs(20), || {
-            waiting(app, &run.task_id)
+            waiting(app, &task_id)
         })
         .await;
         let r = app
@@ -112,16 +119,7 @@ async fn a_reply_to_an_agent_without_session_load_replays_the_transcript() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replies_at_once_start_one_turn_and_the_other_is_refused() {
     let app = spawn_app(Db::Sqlite).await;
-    let ws = app.workspace_with_repo("W").await;
-    let body = json!({"name": "chat", "prompt": "e2e:message(\"hello\")",
-                      "triggers": [{"type": "webhook", "config": {}}]});
-    let a = app.automation(&ws, body).await["id"].as_str().expect("id").to_string();
-    app.post(&format!("/api/v1/automations/{a}/run"), json!({})).await;
-    let run = app.wait_for_run_status(&a, "succeeded").await;
-    let sid = app.get(&format!("/api/v1/tasks/{}/sessions", run.task_id)).await.body[0]["id"]
-        .as_str()
-        .expect("a session")
-        .to_string();
+    let (task_id, sid) = finished_run(&app, None).await;
     let path = format!("/api/v1/sessions/{sid}/prompt");
     let (one, two) = tokio::join!(
         app.post(&path, json!({"text": "e2e:delay(200)"})),
@@ -131,7 +129,7 @@ async fn two_replies_at_once_start_one_turn_and_the_other_is_refused() {
     statuses.sort_unstable();
     assert_eq!(statuses, [202, 409], "{} / {}", one.body, two.body);
     eventually("the one turn to end", Duration::from_secs(20), || {
-        waiting(&app, &run.task_id)
+        waiting(&app, &task_id)
     })
     .await;
     let replies = said(&messages(&app, &sid).await, "user");
