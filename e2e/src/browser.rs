@@ -64,6 +64,22 @@ impl ExtensionCommand for ComputedLabel {
     }
 }
 
+/// chromedriver's "execute a DevTools command".
+#[derive(Debug)]
+struct Cdp(String, Value);
+
+impl ExtensionCommand for Cdp {
+    fn parameters_json(&self) -> Option<Value> {
+        Some(json!({"cmd": self.0, "params": self.1}))
+    }
+    fn method(&self) -> http::Method {
+        http::Method::POST
+    }
+    fn endpoint(&self) -> Arc<str> {
+        "/goog/cdp/execute".into()
+    }
+}
+
 fn chromium_binary() -> Option<&'static str> {
     ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
         .into_iter()
@@ -290,6 +306,29 @@ impl Browser {
             ))))
             .await?;
         Ok(resp.value_json()?.as_str().unwrap_or_default().to_string())
+    }
+
+    /// Holds the page's requests to URLs matching `pattern` (`*` wildcards)
+    /// before they are sent, until [`Browser::release_requests`]: a
+    /// connection that is slow to open.
+    pub async fn hold_requests(&self, pattern: &str) -> anyhow::Result<()> {
+        self.cdp("Fetch.enable", json!({ "patterns": [{ "urlPattern": pattern }] }))
+            .await
+    }
+
+    /// Lets held requests go on.
+    pub async fn release_requests(&self) -> anyhow::Result<()> {
+        self.cdp("Fetch.disable", json!({})).await
+    }
+
+    /// One Chrome DevTools Protocol command, through chromedriver.
+    async fn cdp(&self, cmd: &str, params: Value) -> anyhow::Result<()> {
+        self.driver
+            .handle()
+            .cmd(WdCommand::ExtensionCommand(Box::new(Cdp(cmd.into(), params))))
+            .await
+            .with_context(|| format!("CDP {cmd}"))?;
+        Ok(())
     }
 
     /// URLs the page requested since the last call (the performance log).

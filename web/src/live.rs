@@ -63,7 +63,18 @@ pub fn follow(ws: String) {
     ] {
         let _ = source.add_event_listener_with_callback(kind, on_message.as_ref().unchecked_ref());
     }
+    // Whatever changed between the page's first reads and the stream's
+    // (re)connection reached no listener: read again once it is open.
+    let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_: web_sys::Event| {
+        notice.set(Some(LiveUpdate {
+            kind: "resync".into(),
+            id: String::new(),
+        }));
+        tick.update(|n| *n += 1);
+    });
+    let _ = source.add_event_listener_with_callback("open", on_open.as_ref().unchecked_ref());
     on_message.forget();
+    on_open.forget();
     let holder = StoredValue::new_local(source);
     on_cleanup(move || holder.with_value(|s| s.close()));
 }

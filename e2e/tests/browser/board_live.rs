@@ -1,6 +1,7 @@
 //! The board at size: 200 cards load in two requests, and one live notice
 //! costs at most two — the task list for a task change, one card's links
-//! for a PR change — never one per card.
+//! for a PR change — never one per card. A change made before the stream
+//! connected shows once it does.
 
 use std::time::Duration;
 
@@ -94,4 +95,33 @@ async fn board_at_size(ctx: Ctx) -> anyhow::Result<()> {
 scenario!(
     a_200_card_board_loads_in_two_requests_and_a_live_notice_costs_at_most_two,
     super::board_at_size
+);
+
+/// GIVEN a board whose live stream is slow to connect, WHEN a task is
+/// created before it does, THEN the new card appears once it connects: the
+/// page reads again on every (re)connection, so nothing in the gap is lost.
+async fn stream_gap(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = workspace(&ctx).await?;
+    ctx.stack.task(&ws, "Before the gap", "todo").await?;
+    ctx.browser.hold_requests("*/stream*").await?;
+    ctx.browser.goto(&format!("/w/{ws}")).await?;
+    ctx.browser.wait_text(".columns", "Before the gap").await?;
+    ctx.stack.task(&ws, "Made in the gap", "todo").await?;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let columns = ctx.browser.text(".columns").await?;
+    ensure!(
+        !columns.contains("Made in the gap"),
+        "the stream was held, yet the card came: {columns}"
+    );
+    ctx.browser.release_requests().await?;
+    eventually("the card made in the gap", Duration::from_secs(15), || async {
+        let columns = ctx.browser.text(".columns").await.ok()?;
+        columns.contains("Made in the gap").then_some(())
+    })
+    .await?;
+    Ok(())
+}
+scenario!(
+    a_change_made_before_the_stream_connected_shows_once_it_does,
+    super::stream_gap
 );
