@@ -51,5 +51,9 @@ fn App() -> impl IntoView {
 
 pub fn start() {
     console_error_panic_hook::set_once();
-    leptos::mount::mount_to_body(App);
+    // The chosen language's messages first, so nothing shows in English first.
+    wasm_bindgen_futures::spawn_local(async {
+        i18n::load(&i18n::browser_locale()).await;
+        leptos::mount::mount_to_body(App);
+    });
 }

@@ -85,7 +85,7 @@ pub fn build() -> Result<(), String> {
         .replace("/style.css", &format!("/{css}"));
     fs::write(dist.join("index.html"), index).map_err(|e| format!("index.html: {e}"))?;
     copy_dir(&root().join("web/assets"), &dist.join("assets"))?;
-    copy_dir(&root().join("locales"), &dist.join("locales"))?;
+    locale_files(&dist)?;
     let mut total = (0, 0);
     for path in files(&dist) {
         total.0 += size(&path);
@@ -109,6 +109,31 @@ pub fn build() -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Each locale's Fluent files as one `locales/<locale>.ftl`: the app has
+/// English built in and fetches another language in one request.
+fn locale_files(dist: &Path) -> Result<(), String> {
+    let out = dist.join("locales");
+    fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    for dir in files_in(&root().join("locales")) {
+        let mut sources = files_in(&dir);
+        sources.sort();
+        let mut joined = String::new();
+        for f in sources.iter().filter(|f| f.extension().is_some_and(|e| e == "ftl")) {
+            joined += &fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+            joined.push('\n');
+        }
+        let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        fs::write(out.join(format!("{name}.ftl")), joined).map_err(|e| format!("{name}.ftl: {e}"))?;
+    }
+    Ok(())
+}
+
+fn files_in(dir: &Path) -> Vec<std::path::PathBuf> {
+    fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default()
 }
 
 /// Renames `dist/name` to `stem-<hash>.ext` (16 hex digits of FNV-1a over

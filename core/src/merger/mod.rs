@@ -4,6 +4,7 @@
 
 mod requirements;
 mod retry;
+mod said;
 
 use chrono::{DateTime, Duration, Utc};
 
@@ -11,6 +12,7 @@ use crate::checks::{Check, CiVerdict};
 
 pub use requirements::{BranchRules, Facts, Rule, branch_rules, missing_reviews, required_checks, unresolved_threads};
 pub use retry::{kept_failing, retry_delay};
+pub use said::{Arg, Said, examples as said_examples, joiner};
 
 /// What the merger read about the PR.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,11 +52,11 @@ pub struct Policy {
 /// The next thing to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {
-    Complete(String),
-    Block(String),
+    Complete(Said),
+    Block(Said),
     /// Keep polling: what is awaited (checks by name, mergeability, reviews,
     /// the branch update, the queue).
-    Wait(Vec<String>),
+    Wait(Vec<Said>),
     UpdateBranch {
         expected_head_sha: String,
     },
@@ -66,16 +68,6 @@ pub enum Step {
         sha: String,
     },
 }
-
-pub const ALREADY_MERGED: &str = "PR already merged";
-pub const CLOSED_UNMERGED: &str = "PR closed without merge";
-pub const DRAFT: &str = "PR is draft";
-pub const CONFLICT: &str = "merge conflict, manual rebase needed";
-pub const UNKNOWN_AFTER_ERROR: &str = "merge state unknown after a GitHub error; check the PR";
-pub const FELL_BEHIND_AGAIN: &str =
-    "the branch fell behind its base again after one update; update it and approve again";
-/// What the merger waits for while an accepted update-branch has not landed.
-pub const AWAITING_UPDATE: &str = "the branch update";
 
 /// How long a merge waits for CI and reviews, in minutes: the task's own
 /// `ci_wait_timeout_minutes=` wins, then the repository's setting, then the
@@ -89,22 +81,27 @@ pub fn ci_wait_minutes(task: Option<u64>, repository: Option<i64>, workspace: Op
         .unwrap_or_else(|| stored(default))
 }
 
-pub fn merged_summary(number: i64) -> String {
-    format!("Merged PR #{number}")
+pub fn merged_summary(number: i64) -> Said {
+    Said::new("merged").with("number", number)
 }
 
 /// The summary when GitHub's merge queue did the merging for a queued job.
-pub fn queue_merged_summary(number: i64) -> String {
-    format!("Merged PR #{number} through the merge queue")
+pub fn queue_merged_summary(number: i64) -> Said {
+    Said::new("queue-merged").with("number", number)
+}
+
+/// A check by name, with its link when it has one.
+fn check(c: &Check) -> Said {
+    if c.url.trim().is_empty() {
+        Said::new("check").with("name", &c.name)
+    } else {
+        Said::new("check-link").with("name", &c.name).with("url", &c.url)
+    }
 }
 
 /// The block reason for failing required checks: every one, with its link.
-pub fn ci_failing(failed: &[Check]) -> String {
-    let list: Vec<String> = failed
-        .iter()
-        .map(|c| format!("{} {}", c.name, c.url).trim_end().to_string())
-        .collect();
-    format!("CI failing: {}", list.join("; "))
+pub fn ci_failing(failed: &[Check]) -> Said {
+    Said::new("ci-failing").list("checks", failed.iter().map(check).collect())
 }
 
 /// Starts or continues the wait for `sha`; a new head restarts it.
@@ -151,8 +148,8 @@ fn expired(job: &JobState, sha: &str, policy: &Policy, now: DateTime<Utc>) -> bo
 
 /// Waits for `what`, or blocks with `reason` once the wait has lasted the timeout.
 fn wait_or_block(
-    what: Vec<String>,
-    reason: impl FnOnce() -> String,
+    what: Vec<Said>,
+    reason: impl FnOnce() -> Said,
     pr: &PrSnapshot,
     job: &JobState,
     policy: &Policy,
@@ -184,46 +181,44 @@ pub fn decide(
         return Step::Complete(if job.queued {
             queue_merged_summary(pr.number)
         } else {
-            ALREADY_MERGED.into()
+            Said::new("already-merged")
         });
     }
     if pr.state != "open" {
-        return Step::Block(CLOSED_UNMERGED.into());
+        return Step::Block(Said::new("closed-unmerged"));
     }
     if job.queued {
         return match facts.queue_position {
             Some(p) => wait_or_block(
-                vec![format!("the merge queue (position {p})")],
-                || format!("still in the merge queue after {minutes} min (position {p})"),
+                vec![Said::new("queue-position").with("position", p)],
+                || Said::new("queue-timeout").with("minutes", minutes).with("position", p),
                 pr,
                 job,
                 policy,
                 now,
             ),
-            None => Step::Block(format!(
-                "removed from the merge queue: {}",
-                facts
-                    .dequeued_reason
-                    .as_deref()
-                    .filter(|r| !r.trim().is_empty())
-                    .unwrap_or("GitHub gave no reason")
-            )),
+            None => Step::Block(
+                match facts.dequeued_reason.as_deref().filter(|r| !r.trim().is_empty()) {
+                    Some(reason) => Said::new("dequeued").with("reason", reason),
+                    None => Said::new("dequeued-silently"),
+                },
+            ),
         };
     }
     if pr.draft || pr.mergeable_state == "draft" {
-        return Step::Block(DRAFT.into());
+        return Step::Block(Said::new("draft"));
     }
     if let CiVerdict::Failed(failed) = ci {
         return Step::Block(ci_failing(failed));
     }
     if pr.mergeable_state == "dirty" {
-        return Step::Block(CONFLICT.into());
+        return Step::Block(Said::new("conflict"));
     }
     // An accepted update shows the old head (still behind) until it lands.
     if !job.update_from_sha.is_empty() && job.update_from_sha == pr.head_sha {
         return wait_or_block(
-            vec![AWAITING_UPDATE.into()],
-            || format!("GitHub had not updated the branch after {minutes} min; update it and approve again"),
+            vec![Said::new("awaiting-update")],
+            || Said::new("update-timeout").with("minutes", minutes),
             pr,
             job,
             policy,
@@ -232,23 +227,27 @@ pub fn decide(
     }
     if pr.mergeable_state == "behind" {
         return if job.updated_branch {
-            Step::Block(FELL_BEHIND_AGAIN.into())
+            Step::Block(Said::new("fell-behind-again"))
         } else {
             Step::UpdateBranch {
                 expected_head_sha: pr.head_sha.clone(),
             }
         };
     }
-    let pending: Vec<String> = match ci {
-        CiVerdict::Pending(names) => names.clone(),
-        _ if pr.mergeable_state == "unknown" || pr.mergeable_state.is_empty() => vec!["mergeability".into()],
+    let pending: Vec<Said> = match ci {
+        CiVerdict::Pending(names) => names.iter().map(|n| Said::new("check").with("name", n)).collect(),
+        _ if pr.mergeable_state == "unknown" || pr.mergeable_state.is_empty() => vec![Said::new("mergeability")],
         _ => vec![],
     };
     if !pending.is_empty() {
-        let names = pending.join(", ");
+        let all = pending.clone();
         return wait_or_block(
             pending,
-            || format!("checks still pending after {minutes} min: {names}"),
+            || {
+                Said::new("checks-timeout")
+                    .with("minutes", minutes)
+                    .list("pending", all)
+            },
             pr,
             job,
             policy,
@@ -257,14 +256,15 @@ pub fn decide(
     }
     if pr.mergeable_state == "blocked" {
         let missing = missing_reviews(facts);
-        let what = missing
-            .clone()
-            .unwrap_or_else(|| "a requirement GitHub does not name (blocked)".into());
+        let what = match &missing {
+            Some(m) => Said::new("reviews").list("missing", m.clone()),
+            None => Said::new("reviews-unnamed"),
+        };
         return wait_or_block(
-            vec![format!("reviews: {what}")],
+            vec![what],
             || match missing {
-                Some(m) => format!("reviews still missing after {minutes} min: {m}"),
-                None => format!("GitHub still reports the merge blocked after {minutes} min, by {what}"),
+                Some(m) => Said::new("reviews-timeout").with("minutes", minutes).list("missing", m),
+                None => Said::new("blocked-timeout").with("minutes", minutes),
             },
             pr,
             job,

@@ -2,6 +2,8 @@
 //! resolved conversations, the merge queue — folded from branch protection
 //! and rulesets, and what a PR still lacks, in words for a block reason.
 
+use super::said::Said;
+
 /// What GitHub says about a PR's reviews, its base branch's requirements and
 /// its merge-queue entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -24,40 +26,27 @@ pub struct Facts {
     pub dequeued_reason: Option<String>,
 }
 
-fn plural(n: u32, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 /// Which review requirement is missing, in words; `None` when the reviews
 /// Kandev can see satisfy the branch.
-pub fn missing_reviews(f: &Facts) -> Option<String> {
+pub fn missing_reviews(f: &Facts) -> Option<Vec<Said>> {
     let mut missing = vec![];
     if f.review_decision.as_deref() == Some("CHANGES_REQUESTED") {
-        missing.push("a reviewer requested changes".to_string());
+        missing.push(Said::new("changes-requested"));
     }
     if f.approvals < f.required_approvals {
-        let more = f.required_approvals - f.approvals;
-        missing.push(format!(
-            "{more} more {} ({} of {} required)",
-            if more == 1 {
-                "approving review"
-            } else {
-                "approving reviews"
-            },
-            f.approvals,
-            f.required_approvals
-        ));
+        missing.push(
+            Said::new("approvals-missing")
+                .with("count", f.required_approvals - f.approvals)
+                .with("approvals", f.approvals)
+                .with("required", f.required_approvals),
+        );
     } else if f.review_decision.as_deref() == Some("REVIEW_REQUIRED") {
-        missing.push("an approving review (GitHub reports review required)".to_string());
+        missing.push(Said::new("review-required"));
     }
     if f.threads_must_resolve && f.unresolved_threads > 0 {
-        missing.push(plural(
-            f.unresolved_threads,
-            "unresolved review thread",
-            "unresolved review threads",
-        ));
+        missing.push(Said::new("unresolved-threads").with("count", f.unresolved_threads));
     }
-    (!missing.is_empty()).then(|| missing.join("; "))
+    (!missing.is_empty()).then_some(missing)
 }
 
 /// The checks that decide: protection's plus rulesets'. Protection that
@@ -157,6 +146,11 @@ mod tests {
         assert_eq!(unresolved_threads([]), 0);
     }
 
+    /// The missing requirements as the English block reason lists them.
+    fn words(f: &Facts) -> Option<String> {
+        missing_reviews(f).map(|m| m.iter().map(Said::english).collect::<Vec<_>>().join("; "))
+    }
+
     #[test]
     fn names_every_missing_review_requirement() {
         let f = Facts {
@@ -168,17 +162,14 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            missing_reviews(&f).as_deref(),
+            words(&f).as_deref(),
             Some("1 more approving review (1 of 2 required); 3 unresolved review threads")
         );
         let changes = Facts {
             review_decision: Some("CHANGES_REQUESTED".into()),
             ..Default::default()
         };
-        assert_eq!(
-            missing_reviews(&changes).as_deref(),
-            Some("a reviewer requested changes")
-        );
+        assert_eq!(words(&changes).as_deref(), Some("a reviewer requested changes"));
         let satisfied = Facts {
             required_approvals: 1,
             approvals: 1,

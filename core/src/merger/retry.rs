@@ -17,8 +17,10 @@ pub fn retry_delay(attempt: u32, cap: Duration, jitter: f64, retry_after: Option
 }
 
 /// The block reason when GitHub kept failing for the whole CI wait.
-pub fn kept_failing(minutes: u64, last: &str) -> String {
-    format!("GitHub kept failing for {minutes} min (last: {last}); check the PR")
+pub fn kept_failing(minutes: u64, last: &str) -> super::Said {
+    super::Said::new("kept-failing")
+        .with("minutes", minutes)
+        .with("last", last)
 }
 
 #[cfg(test)]

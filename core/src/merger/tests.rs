@@ -5,6 +5,35 @@ use chrono::{DateTime, Duration, Utc};
 use super::*;
 use crate::checks::{CiVerdict, from_check_run};
 
+// The decisions below are read in English, byte for byte as the spec and
+// the API have them; the sentences' ids are checked at the end.
+const ALREADY_MERGED: &str = "PR already merged";
+const CONFLICT: &str = "merge conflict, manual rebase needed";
+const FELL_BEHIND_AGAIN: &str = "the branch fell behind its base again after one update; update it and approve again";
+const AWAITING_UPDATE: &str = "the branch update";
+
+/// A decision with its sentences in English.
+#[derive(Debug, PartialEq)]
+enum Step {
+    Complete(String),
+    Block(String),
+    Wait(Vec<String>),
+    UpdateBranch { expected_head_sha: String },
+    Merge { sha: String },
+    Enqueue { sha: String },
+}
+
+fn decide(pr: &PrSnapshot, ci: &CiVerdict, facts: &Facts, job: &JobState, policy: &Policy, now: DateTime<Utc>) -> Step {
+    match super::decide(pr, ci, facts, job, policy, now) {
+        super::Step::Complete(s) => Step::Complete(s.english()),
+        super::Step::Block(s) => Step::Block(s.english()),
+        super::Step::Wait(w) => Step::Wait(w.iter().map(Said::english).collect()),
+        super::Step::UpdateBranch { expected_head_sha } => Step::UpdateBranch { expected_head_sha },
+        super::Step::Merge { sha } => Step::Merge { sha },
+        super::Step::Enqueue { sha } => Step::Enqueue { sha },
+    }
+}
+
 fn t(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
 }
@@ -222,7 +251,7 @@ fn unknown_mergeability_waits_and_green_merges_the_pinned_head() {
         Step::Merge { sha: "h1".into() },
         "optional checks failing do not block"
     );
-    assert_eq!(merged_summary(7), "Merged PR #7");
+    assert_eq!(merged_summary(7).english(), "Merged PR #7");
 }
 
 fn at(min: i64) -> DateTime<Utc> {
@@ -423,4 +452,46 @@ fn the_ci_wait_is_the_tasks_then_the_repositorys_then_the_workspaces_then_the_de
     assert_eq!(ci_wait_minutes(None, None, Some(i64::MAX), 30), 1440);
     assert_eq!(ci_wait_minutes(Some(u64::MAX), None, None, 30), 1440);
     assert_eq!(ci_wait_minutes(None, None, None, i64::MIN), 1);
+}
+
+#[test]
+fn decisions_carry_message_ids_for_every_language() {
+    let now = t("2026-03-08T12:00:00Z");
+    let failing = CiVerdict::Failed(vec![from_check_run(
+        "build",
+        "completed",
+        Some("failure"),
+        "https://ci/1",
+    )]);
+    let super::Step::Block(said) = super::decide(
+        &pr("open", "clean"),
+        &failing,
+        &Facts::default(),
+        &JobState::default(),
+        &POLICY,
+        now,
+    ) else {
+        panic!("blocks")
+    };
+    assert_eq!(said.id, "ci-failing");
+    let Some(Arg::List(checks)) = said.args.get("checks") else {
+        panic!("{said:?}")
+    };
+    assert_eq!(
+        checks[0],
+        Said::new("check-link")
+            .with("name", "build")
+            .with("url", "https://ci/1")
+    );
+    let super::Step::Wait(what) = super::decide(
+        &pr("open", "unknown"),
+        &CiVerdict::Green,
+        &Facts::default(),
+        &JobState::default(),
+        &POLICY,
+        now,
+    ) else {
+        panic!("waits")
+    };
+    assert_eq!(what, [Said::new("mergeability")]);
 }

@@ -88,6 +88,8 @@ async fn green(ctx: Ctx) -> anyhow::Result<()> {
 }
 scenario!(approved_task_merges_on_green_checks_and_is_done, super::green);
 
+/// GIVEN a PR whose required check failed, WHEN its task is approved, THEN
+/// the task is blocked naming the check — in German too.
 async fn red(ctx: Ctx) -> anyhow::Result<()> {
     let ws = workspace(&ctx).await?;
     let (number, sha) = ctx.stack.sim_pr("acme", "api", "Risky change").await?;
@@ -104,10 +106,18 @@ async fn red(ctx: Ctx) -> anyhow::Result<()> {
     review_and_approve(&ctx, &ws, &task, number).await?;
     let outcome = ctx.browser.wait_text(".outcome", "Blocked").await?;
     ensure!(
-        outcome.contains("build"),
+        outcome.contains("CI failing: build"),
         "the reason does not name the failing check: {outcome:?}"
     );
     ctx.browser.wait_text(".status-line", "Blocked").await?;
+    // The merger's reason is said in the reader's language, not the server's.
+    ctx.browser.select("#language-picker", "de").await?;
+    let outcome = ctx.browser.wait_text(".outcome", "CI schlägt fehl: build").await?;
+    ensure!(
+        !outcome.contains("CI failing"),
+        "English in the German outcome: {outcome:?}"
+    );
+    ctx.browser.select("#language-picker", "en-US").await?;
     let pr = ctx
         .stack
         .sim_get(&format!("/_sim/repos/acme/api/pulls/{number}"))

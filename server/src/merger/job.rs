@@ -3,8 +3,8 @@
 use kandev_core::api::{Actor, EVENT_BLOCKED, EVENT_COMPLETED, EVENT_MERGE_PROGRESS, EVENT_MERGED, Task};
 use kandev_core::board::{TaskStatus, merger_finish};
 use kandev_core::merger::{
-    CONFLICT, JobState, Policy, Step, UNKNOWN_AFTER_ERROR, decide, enqueued, kept_failing, merged_summary, retry_delay,
-    update_requested, waiting,
+    JobState, Policy, Said, Step, decide, enqueued, kept_failing, merged_summary, retry_delay, update_requested,
+    waiting,
 };
 use serde_json::json;
 use std::time::Duration;
@@ -16,8 +16,8 @@ use crate::store::MergerJob;
 
 /// How a job ended.
 enum End {
-    Done(String),
-    Blocked(String),
+    Done(Said),
+    Blocked(Said),
     /// Shutting down: the job row stays and resumes on the next start.
     Suspended,
     /// The merge was cancelled (its job row is gone); the task has moved.
@@ -28,13 +28,14 @@ enum End {
 enum ReadFailure {
     /// It will not pass by waiting (401, 403, 404, a refusal, an answer
     /// Kandev cannot read): the job ends blocked, naming it.
-    Block(String),
+    Block(Said),
     /// It may pass (5xx, a timeout, a lost connection, a rate limit — for
     /// which GitHub may say how long to wait).
     Retry(String, Option<Duration>),
 }
 
-fn classify(e: &GithubError, reading: &str) -> ReadFailure {
+fn classify(e: &GithubError, reading: &Said) -> ReadFailure {
+    let reading = vec![reading.clone()];
     match e {
         GithubError::RateLimited(until) => {
             let now = chrono::Utc::now().timestamp().max(0) as u64;
@@ -46,15 +47,13 @@ fn classify(e: &GithubError, reading: &str) -> ReadFailure {
         GithubError::Server(_) | GithubError::Timeout | GithubError::Transport(_) => {
             ReadFailure::Retry(e.to_string(), None)
         }
-        GithubError::Unauthorized => {
-            ReadFailure::Block(format!("GitHub answered 401 reading {reading}: the token was refused"))
+        GithubError::Unauthorized => ReadFailure::Block(Said::new("token-refused").list("reading", reading)),
+        GithubError::Forbidden(m) => {
+            ReadFailure::Block(Said::new("forbidden").list("reading", reading).with("message", m))
         }
-        GithubError::Forbidden(m) => ReadFailure::Block(format!("GitHub answered 403 reading {reading}: {m}")),
-        GithubError::NotFound => ReadFailure::Block(format!(
-            "GitHub answered 404 reading {reading}: it does not exist, or the token cannot see it"
-        )),
-        GithubError::NotConfigured => ReadFailure::Block("GitHub is not configured: set GITHUB_TOKEN".into()),
-        other => ReadFailure::Block(format!("GitHub's answer reading {reading} was unusable: {other}")),
+        GithubError::NotFound => ReadFailure::Block(Said::new("not-found").list("reading", reading)),
+        GithubError::NotConfigured => ReadFailure::Block(Said::new("not-configured")),
+        other => ReadFailure::Block(Said::new("unusable").list("reading", reading).with("error", other)),
     }
 }
 
@@ -118,13 +117,15 @@ impl Merger {
         }
     }
 
-    async fn progress(&self, task: &Task, step: &str, detail: String) {
+    /// A progress event: the step, its English detail, and the sentence
+    /// itself for the web to say in the reader's language.
+    async fn progress(&self, task: &Task, step: &str, said: Said) {
         let _ = self
             .board
             .record(
                 task,
                 EVENT_MERGE_PROGRESS,
-                json!({"step": step, "detail": detail}),
+                json!({"step": step, "detail": said.english(), "said": said}),
                 &Actor::Merger,
             )
             .await;
@@ -144,7 +145,7 @@ impl Merger {
             timeout_minutes: kandev_core::bounds::stored_ci_wait_minutes(job.timeout_minutes) as u64,
         };
         let settings = self.store.github_settings(&task.workspace_id).await.unwrap_or_default();
-        let mut last_wait = String::new();
+        let mut last_wait = None;
         job.state = JOB_RUNNING.into();
         let lease_name = crate::coord::lease::merge(&task.id);
         let (mut retries, mut failing_since) = (0u32, None);
@@ -197,10 +198,12 @@ impl Merger {
                     if let Ok(false) = self.store.update_merger_job(&job, now).await {
                         return self.cancelled(&job).await;
                     }
-                    let detail = format!("waiting for {} on {}", pending.join(", "), short(&snap.head_sha));
-                    if detail != last_wait {
-                        self.progress(task, "waiting_for_checks", detail.clone()).await;
-                        last_wait = detail;
+                    let said = Said::new("waiting")
+                        .list("pending", pending)
+                        .with("sha", short(&snap.head_sha));
+                    if last_wait.as_ref() != Some(&said) {
+                        self.progress(task, "waiting_for_checks", said.clone()).await;
+                        last_wait = Some(said);
                     }
                     if !self.pause().await {
                         return End::Suspended;
@@ -213,7 +216,9 @@ impl Merger {
                     self.progress(
                         task,
                         "updating_branch",
-                        format!("bringing {} up to date with {}", pr.head.branch, pr.base.branch),
+                        Said::new("updating-branch")
+                            .with("head", &pr.head.branch)
+                            .with("base", &pr.base.branch),
                     )
                     .await;
                     match self
@@ -230,20 +235,19 @@ impl Merger {
                             }
                         }
                         Err(GithubError::Unprocessable(m)) if m.to_lowercase().contains("conflict") => {
-                            return End::Blocked(CONFLICT.into());
+                            return End::Blocked(Said::new("conflict"));
                         }
                         // The head moved since the read: start the evaluation over.
                         Err(GithubError::Unprocessable(m)) if m.to_lowercase().contains("expected head sha") => {
-                            self.progress(task, "head_moved", "the head moved; checking again".into())
-                                .await;
+                            self.progress(task, "head_moved", Said::new("head-moved")).await;
                             if !self.pause().await {
                                 return End::Suspended;
                             }
                         }
                         Err(e) => {
-                            let failure = match classify(&e, "an update of the branch") {
+                            let failure = match classify(&e, &Said::new("reading-update")) {
                                 ReadFailure::Block(_) => {
-                                    ReadFailure::Block(format!("could not update the branch: {e}"))
+                                    ReadFailure::Block(Said::new("update-failed").with("error", &e))
                                 }
                                 retry => retry,
                             };
@@ -265,7 +269,9 @@ impl Merger {
                     self.progress(
                         task,
                         "merging",
-                        format!("{} merge of {}", settings.merge_method, short(&sha)),
+                        Said::new("merging")
+                            .with("method", &settings.merge_method)
+                            .with("sha", short(&sha)),
                     )
                     .await;
                     match self
@@ -278,12 +284,11 @@ impl Merger {
                             self.merged(task, pr, &settings, &resp.sha).await;
                             return End::Done(merged_summary(job.pr_number));
                         }
-                        Ok(resp) => return End::Blocked(format!("GitHub did not merge the PR: {}", resp.message)),
+                        Ok(resp) => return End::Blocked(Said::new("not-merged").with("message", &resp.message)),
                         // The head moved after the checks were judged: read
                         // again after one poll, when GitHub has caught up.
                         Err(GithubError::Conflict(_)) => {
-                            self.progress(task, "head_moved", "the head moved; checking again".into())
-                                .await;
+                            self.progress(task, "head_moved", Said::new("head-moved")).await;
                             if !self.pause().await {
                                 return End::Suspended;
                             }
@@ -293,7 +298,7 @@ impl Merger {
                             queue_hint = true;
                         }
                         Err(GithubError::NotAllowed(m)) => {
-                            return End::Blocked(format!("GitHub refused the merge: {m}"));
+                            return End::Blocked(Said::new("merge-refused").with("message", m));
                         }
                         Err(e) if e.is_uncertain() => {
                             // Never retried blindly: read the PR back.
@@ -302,17 +307,17 @@ impl Merger {
                                     self.merged(task, &after, &settings, "").await;
                                     End::Done(merged_summary(job.pr_number))
                                 }
-                                _ => End::Blocked(UNKNOWN_AFTER_ERROR.into()),
+                                _ => End::Blocked(Said::new("unknown-after-error")),
                             };
                         }
-                        Err(e) => return End::Blocked(format!("merge failed: {e}")),
+                        Err(e) => return End::Blocked(Said::new("merge-failed").with("error", e)),
                     }
                 }
                 Step::Enqueue { sha } => {
                     if !self.still_wanted(&task.id).await {
                         return self.cancelled(&job).await;
                     }
-                    self.progress(task, "enqueuing", format!("adding {} to the merge queue", short(&sha)))
+                    self.progress(task, "enqueuing", Said::new("enqueuing").with("sha", short(&sha)))
                         .await;
                     match self.github.client().enqueue(&pr.node_id, &sha).await {
                         Ok(entry) => {
@@ -324,12 +329,12 @@ impl Merger {
                             self.progress(
                                 task,
                                 "queued",
-                                format!("in the merge queue at position {}", entry.position.max(1)),
+                                Said::new("queued").with("position", entry.position.max(1)),
                             )
                             .await;
                         }
                         Err(GithubError::Graphql(m)) => {
-                            return End::Blocked(format!("GitHub refused to add the PR to the merge queue: {m}"));
+                            return End::Blocked(Said::new("enqueue-refused").with("message", m));
                         }
                         // Unknown whether it was queued: the next read says.
                         Err(e) if e.is_uncertain() => {
@@ -337,7 +342,7 @@ impl Merger {
                                 return End::Suspended;
                             }
                         }
-                        Err(e) => return End::Blocked(format!("could not add the PR to the merge queue: {e}")),
+                        Err(e) => return End::Blocked(Said::new("enqueue-failed").with("error", e)),
                     }
                 }
             }
@@ -397,7 +402,7 @@ impl Merger {
     }
 
     /// `running` → `done` or `blocked`, with the summary or reason as an event.
-    async fn finish(&self, task: &Task, merged: bool, text: &str) {
+    async fn finish(&self, task: &Task, merged: bool, said: &Said) {
         let to = match merger_finish(TaskStatus::Running, merged) {
             Ok(s) => s,
             Err(_) => return,
@@ -409,14 +414,15 @@ impl Merger {
         {
             tracing::warn!(task_id = %task.id, error = %e, "the merged task had already moved");
         }
+        let text = said.english();
         let (kind, payload) = if merged {
-            (EVENT_COMPLETED, json!({"summary": text}))
+            (EVENT_COMPLETED, json!({"summary": text, "said": said}))
         } else {
-            (EVENT_BLOCKED, json!({"reason": text}))
+            (EVENT_BLOCKED, json!({"reason": text, "said": said}))
         };
         let _ = self.board.record(task, kind, payload, &Actor::Merger).await;
         let _ = self.store.delete_merger_job(&task.id).await;
-        tracing::info!(task_id = %task.id, outcome = kind, detail = text, "merge job finished");
+        tracing::info!(task_id = %task.id, outcome = kind, detail = %text, "merge job finished");
     }
 }
 

@@ -4,7 +4,7 @@
 //! and the queue entry.
 
 use kandev_core::checks::{Check, CiVerdict, approvals, ci_verdict, from_check_run, from_commit_status};
-use kandev_core::merger::{BranchRules, Facts, PrSnapshot, branch_rules, required_checks, unresolved_threads};
+use kandev_core::merger::{BranchRules, Facts, PrSnapshot, Said, branch_rules, required_checks, unresolved_threads};
 
 use super::Merger;
 use crate::github::GithubError;
@@ -22,11 +22,11 @@ pub(super) struct Reading {
 /// A read that failed, and what was being read (for the reason).
 pub(super) struct ReadError {
     pub error: GithubError,
-    pub what: String,
+    pub what: Said,
 }
 
 fn failed(what: &str, the_pr: &str) -> impl FnOnce(GithubError) -> ReadError {
-    let what = format!("{what} {the_pr}");
+    let what = Said::new(what).with("pr", the_pr);
     move |error| ReadError { error, what }
 }
 
@@ -68,7 +68,7 @@ impl Merger {
         let pr = client
             .pull(&job.owner, &job.repo, job.pr_number)
             .await
-            .map_err(failed("the PR", &the_pr))?;
+            .map_err(failed("reading-pr", &the_pr))?;
         let snapshot = snapshot(&pr);
         if snapshot.merged || snapshot.state != "open" {
             return Ok(Reading {
@@ -81,12 +81,12 @@ impl Merger {
         let protection = client
             .required_checks(&job.owner, &job.repo, &pr.base.branch)
             .await
-            .map_err(failed("the branch protection of", &the_pr))?;
+            .map_err(failed("reading-protection", &the_pr))?;
         let rules: BranchRules = branch_rules(
             &client
                 .branch_rules(&job.owner, &job.repo, &pr.base.branch)
                 .await
-                .map_err(failed("the rulesets of", &the_pr))?
+                .map_err(failed("reading-rulesets", &the_pr))?
                 .iter()
                 .map(|r| r.core())
                 .collect::<Vec<_>>(),
@@ -95,12 +95,12 @@ impl Merger {
             client
                 .required_approvals(&job.owner, &job.repo, &pr.base.branch)
                 .await
-                .map_err(failed("the branch protection of", &the_pr))?,
+                .map_err(failed("reading-protection", &the_pr))?,
         );
         let checks = self
             .checks(job, &pr.head.sha)
             .await
-            .map_err(failed("the checks of", &the_pr))?;
+            .map_err(failed("reading-checks", &the_pr))?;
         let required = required_checks(protection, &rules.required_checks);
         let verdict = ci_verdict(&checks, required.as_deref());
         let mut facts = Facts {
@@ -149,13 +149,13 @@ impl Merger {
                 facts.queue_position = gate.merge_queue_entry.as_ref().map(|e| e.position.max(1));
                 facts.dequeued_reason = gate.timeline_items.nodes.iter().rev().find_map(|n| n.reason.clone());
             }
-            Err(e) if job.queued || facts.merge_queue => return Err(failed("the merge queue of", the_pr)(e)),
+            Err(e) if job.queued || facts.merge_queue => return Err(failed("reading-queue", the_pr)(e)),
             Err(e) => tracing::info!(task_id = %job.task_id, error = %e, "could not read reviews over GraphQL"),
         }
         let reviews = client
             .reviews(&job.owner, &job.repo, job.pr_number)
             .await
-            .map_err(failed("the reviews of", the_pr))?;
+            .map_err(failed("reading-reviews", the_pr))?;
         let pairs: Vec<(String, String)> = reviews
             .iter()
             .map(|r| (r.user.login.clone(), r.state.clone()))

@@ -145,10 +145,21 @@ async fn a_missing_review_blocks_with_a_reason_naming_reviews_after_the_timeout_
     .await;
     clock.advance(chrono::Duration::minutes(5));
     let events = wait_status(&app, &t, "blocked").await;
+    let blocked = last_of(&events, "blocked");
     assert_eq!(
-        last_of(&events, "blocked")["payload"]["reason"],
+        blocked["payload"]["reason"],
         "reviews still missing after 5 min: 1 more approving review (0 of 1 required)"
     );
+    // The same reason as a sentence the web says in the reader's language.
+    assert_eq!(
+        blocked["payload"]["said"],
+        serde_json::json!({"id": "reviews-timeout", "args": {"minutes": "5", "missing": [
+            {"id": "approvals-missing", "args": {"count": "1", "approvals": "0", "required": "1"}}
+        ]}})
+    );
+    let progress = last_of(&events, "merge_progress");
+    assert_eq!(progress["payload"]["said"]["id"], "waiting", "{progress}");
+    assert_eq!(progress["payload"]["said"]["args"]["pending"][0]["id"], "reviews");
     assert_eq!(
         gh.sim.counters().merge_calls,
         0,

@@ -10,7 +10,7 @@ use leptos::task::spawn_local;
 use super::nav::{Section, section};
 use super::toast::ToastRegion;
 use crate::api;
-use crate::i18n::{LOCALES, set_locale, t, use_locale};
+use crate::i18n::{LOCALE_NAMES, set_locale, t, use_locale};
 use crate::live::follow;
 use crate::session::{can, refresh, use_me};
 
@@ -80,7 +80,7 @@ pub fn Layout(#[prop(into)] ws: Signal<String>, children: Children) -> impl Into
                 </select>
                 <label for="language-picker" class="sr-only">{move || t("language-label")}</label>
                 <select id="language-picker" on:change=move |ev| set_locale(&event_target_value(&ev))>
-                    {LOCALES.iter().map(|(l, _)| {
+                    {LOCALE_NAMES.iter().map(|l| {
                         let l = l.to_string();
                         let value = l.clone();
                         let key = format!("lang-{l}");

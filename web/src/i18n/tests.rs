@@ -10,7 +10,7 @@ use kandev_core::editor::{style, summary};
 use kandev_core::gate::Gate;
 use kandev_core::run_status::RunStatus;
 
-use super::{LOCALES, format};
+use super::{LOCALES, format, said_in};
 
 fn ids(source: &str) -> BTreeSet<String> {
     let resource = match fluent_syntax::parser::parse(source) {
@@ -154,6 +154,9 @@ fn ids_from_core() -> BTreeSet<String> {
     for (l, _) in LOCALES {
         out.insert(format!("lang-{l}"));
     }
+    for s in kandev_core::merger::said_examples() {
+        out.insert(format!("merger-{}", s.id));
+    }
     for (_, id) in kandev_core::cron::PRESETS {
         out.insert(id.to_string());
     }
@@ -237,4 +240,33 @@ fn spec_pinned_english_strings_are_exact() {
 fn no_isolation_marks_in_formatted_text() {
     let s = format("en-US", "automations-toast-skipped", &[("reason", "capped".into())]);
     assert_eq!(s, "Skipped \u{2014} capped");
+}
+
+#[test]
+fn the_mergers_sentences_read_as_the_server_writes_them_and_in_german() {
+    for s in kandev_core::merger::said_examples() {
+        assert_eq!(said_in("en-US", &s), s.english(), "{}", s.id);
+    }
+    let reviews = kandev_core::merger::Said::new("reviews-timeout")
+        .with("minutes", 10)
+        .list(
+            "missing",
+            vec![
+                kandev_core::merger::Said::new("approvals-missing")
+                    .with("count", 1)
+                    .with("approvals", 0)
+                    .with("required", 1),
+                kandev_core::merger::Said::new("unresolved-threads").with("count", 2),
+            ],
+        );
+    assert_eq!(
+        said_in("de", &reviews),
+        "Reviews fehlen nach 10 Min. noch: 1 weiteres zustimmendes Review (0 von 1 erforderlich); 2 offene Review-Diskussionen"
+    );
+    let unknown = kandev_core::merger::Said::new("from-a-newer-server");
+    assert_eq!(
+        said_in("de", &unknown),
+        "from-a-newer-server",
+        "unknown ids read as their English"
+    );
 }

@@ -7,6 +7,7 @@ use kandev_core::api::{
     Actor, Comment, CreateComment, LinkPrRequest, PatchTask, ReviewRequest, Task, TaskEvent, TaskPr,
 };
 use kandev_core::board::{TaskStatus, check_move};
+use kandev_core::merger::Said;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::components::A;
@@ -16,10 +17,27 @@ use serde_json::{Value, json};
 use super::task_actions::{ManageTask, ReviewBar, act};
 use crate::api;
 use crate::components::{Layout, toast};
-use crate::i18n::{t, ta};
+use crate::i18n::{said, t, ta};
 use crate::live::use_live;
 use crate::session::can;
 use crate::time::relative;
+
+/// What the merger said in an event, in the reader's language; the English
+/// `field` where the event carries no sentence (an agent's own summary, an
+/// event written by an older version).
+fn merger_text(payload: &Value, field: &str) -> String {
+    payload
+        .get("said")
+        .and_then(|v| serde_json::from_value::<Said>(v.clone()).ok())
+        .map(|s| said(&s))
+        .unwrap_or_else(|| {
+            payload
+                .get(field)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        })
+}
 
 fn event_text(e: &TaskEvent) -> String {
     let p = &e.payload;
@@ -30,9 +48,9 @@ fn event_text(e: &TaskEvent) -> String {
         "status_changed" => ta(&key, &[("from", status("from")), ("to", status("to"))]),
         "rejected" => ta(&key, &[("reason", s("reason"))]),
         "merge_requested" | "merged" => ta(&key, &[("pr", s("pr_url"))]),
-        "merge_progress" => ta(&key, &[("detail", s("detail"))]),
-        "completed" => ta(&key, &[("summary", s("summary"))]),
-        "blocked" => ta(&key, &[("reason", s("reason"))]),
+        "merge_progress" => ta(&key, &[("detail", merger_text(p, "detail"))]),
+        "completed" => ta(&key, &[("summary", merger_text(p, "summary"))]),
+        "blocked" => ta(&key, &[("reason", merger_text(p, "reason"))]),
         _ => t(&key),
     }
 }
@@ -66,8 +84,10 @@ fn merge_progress(events: &[TaskEvent]) -> Option<String> {
         .rev()
         .take_while(|e| e.kind != "merge_requested")
         .find(|e| e.kind == "merge_progress")?;
-    let detail = last.payload.get("detail").and_then(Value::as_str)?;
-    Some(ta("task-merge-progress", &[("detail", detail.to_string())]))
+    Some(ta(
+        "task-merge-progress",
+        &[("detail", merger_text(&last.payload, "detail"))],
+    ))
 }
 
 /// Reads a linked PR from GitHub again, now, instead of at the next sweep.
@@ -104,17 +124,11 @@ fn merging(task: &Task, events: &[TaskEvent]) -> bool {
 /// The merger's state as the events tell it: merging, or its last outcome.
 fn merge_outcome(task: &Task, events: &[TaskEvent]) -> Option<String> {
     let last = last_merge_event(events)?;
-    let get = |k: &str| {
-        last.payload
-            .get(k)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
+    let text = |field: &str| merger_text(&last.payload, field);
     match last.kind.as_str() {
         "merge_requested" if task.status == TaskStatus::Running => Some(t("task-merging")),
-        "completed" => Some(ta("task-merged-outcome", &[("summary", get("summary"))])),
-        "blocked" => Some(ta("task-blocked-outcome", &[("reason", get("reason"))])),
+        "completed" => Some(ta("task-merged-outcome", &[("summary", text("summary"))])),
+        "blocked" => Some(ta("task-blocked-outcome", &[("reason", text("reason"))])),
         _ => None,
     }
 }
