@@ -14,6 +14,7 @@ pub mod cron;
 pub mod duration;
 pub mod editor;
 pub mod events;
+pub mod executors;
 pub mod firing;
 pub mod gate;
 pub mod github_path;

@@ -44,6 +44,7 @@ automations-configuration-label = Konfiguration
 automations-agent-profile-label = Agentenprofil
 automations-agent-profile-default = Standard-Agent
 automations-executor-profile-label = Ausführungsprofil
+executor-kind-local = Lokaler Prozess auf dem Kandev-Server
 automations-executor-default = Standard-Ausführung
 automations-repository-label = Repository
 automations-repository-auto = Automatisch — das erste Repository des Arbeitsbereichs

@@ -44,6 +44,7 @@ automations-configuration-label = Configuration
 automations-agent-profile-label = Agent profile
 automations-agent-profile-default = Default agent
 automations-executor-profile-label = Executor profile
+executor-kind-local = Local process on the Kandev server
 automations-executor-default = Default executor
 automations-repository-label = Repository
 automations-repository-auto = Auto — the workspace's first repository

@@ -15,9 +15,11 @@ use crate::sh;
 use crate::tools::{root, wasm_opt};
 
 /// What the first page (the board) may weigh, gzipped: index.html, the
-/// script, the wasm and the stylesheet. Set at the achieved size + 10 %;
-/// lower it when the bundle shrinks.
-const FIRST_PAGE_BUDGET_KIB: u64 = 613;
+/// script, the wasm and the stylesheet. First set at the achieved size +
+/// 10 %; raised only deliberately, with the reason in the commit (last:
+/// 613 → 620 for the executor choice and the tokenised stylesheet, 614 KiB
+/// achieved). Lower it when the bundle shrinks.
+const FIRST_PAGE_BUDGET_KIB: u64 = 620;
 
 pub fn build() -> Result<(), String> {
     sh::step("building the web app (wasm)");

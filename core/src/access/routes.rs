@@ -220,6 +220,7 @@ const TABLE: &[(&str, &str, Need)] = &[
         Need::In(Automation, Manage),
     ),
     ("GET", "/api/v1/agent-profiles", Need::Signed),
+    ("GET", "/api/v1/executors", Need::Signed),
     ("POST", "/api/v1/agent-profiles", Need::Admin),
     ("PATCH", "/api/v1/agent-profiles/{id}", Need::Admin),
     ("DELETE", "/api/v1/agent-profiles/{id}", Need::Admin),

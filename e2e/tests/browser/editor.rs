@@ -351,6 +351,41 @@ scenario!(
     super::clear_on_check
 );
 
+/// GIVEN the server's executors, WHEN the user picks one in the editor and
+/// saves, THEN the automation keeps it and the editor shows it on reopening.
+async fn executor_choice(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = workspace(&ctx).await?;
+    start_merged(&ctx, &ws, "On this host").await?;
+    let options = ctx
+        .browser
+        .js(
+            "return [...document.querySelectorAll('#executor-profile option')].map(o => o.value + '=' + o.textContent);",
+            vec![],
+        )
+        .await?;
+    ensure!(
+        options == json!(["=Default executor", "local=Local process on the Kandev server"]),
+        "executor options: {options}"
+    );
+    ctx.browser.select("#executor-profile", "local").await?;
+    let id = save_new(&ctx, &ws, "On this host").await?;
+    ensure!(
+        automation(&ctx, &id).await?["executor_profile_id"] == "local",
+        "not saved"
+    );
+    open_editor(&ctx, &ws, &id).await?;
+    let chosen = ctx
+        .browser
+        .js("return document.querySelector('#executor-profile').value;", vec![])
+        .await?;
+    ensure!(chosen == "local", "reopened with {chosen}");
+    Ok(())
+}
+scenario!(
+    the_editor_offers_the_servers_executors_and_keeps_the_choice,
+    super::executor_choice
+);
+
 /// GIVEN a stored trigger whose config is {}, WHEN the user opens its card,
 /// THEN "All repositories" is unchecked and the warning shows.
 async fn empty_config(ctx: Ctx) -> anyhow::Result<()> {

@@ -92,6 +92,8 @@ impl AutomationService {
             .await?;
         self.check_agent_profile(req.agent_profile_id.as_deref().unwrap_or_default())
             .await?;
+        kandev_core::executors::check(req.executor_profile_id.as_deref().unwrap_or_default())
+            .map_err(ServiceError::Invalid)?;
         let now = self.clock.now();
         for t in req.triggers.as_deref().unwrap_or_default() {
             validate_trigger(t, now)?;
@@ -184,6 +186,7 @@ impl AutomationService {
             a.task_title_template = v;
         }
         if let Some(v) = req.executor_profile_id {
+            kandev_core::executors::check(&v).map_err(ServiceError::Invalid)?;
             a.executor_profile_id = v;
         }
         if let Some(v) = req.enabled {

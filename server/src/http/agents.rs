@@ -4,6 +4,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use kandev_core::api::{AgentProfileInfo, CreateAgentProfile, PatchAgentProfile, Session, TranscriptMessage};
+use kandev_core::executors::Executor;
 
 use super::error::HttpResult;
 use super::extract::{ApiJson, ApiPath};
@@ -17,6 +18,7 @@ pub fn routes() -> ApiRoutes {
         .post("/api/v1/agent-profiles", create)
         .patch("/api/v1/agent-profiles/{id}", update)
         .delete("/api/v1/agent-profiles/{id}", delete)
+        .get("/api/v1/executors", executors)
         .get("/api/v1/tasks/{id}/sessions", sessions)
         .get("/api/v1/sessions/{id}/messages", messages)
         .post("/api/v1/sessions/{id}/prompt", reply)
@@ -27,6 +29,12 @@ pub fn routes() -> ApiRoutes {
 pub async fn list(State(s): State<AppState>) -> HttpResult<Json<Vec<AgentProfileInfo>>> {
     let all = profiles::list(&s.store).await?;
     Ok(Json(all.iter().map(AgentProfileInfo::from).collect()))
+}
+
+/// The executors this server runs agents with; an automation names one or none.
+#[utoipa::path(get, path = "/api/v1/executors", responses((status = 200, body = [Executor])))]
+pub async fn executors() -> Json<Vec<Executor>> {
+    Json(kandev_core::executors::known())
 }
 
 #[utoipa::path(post, path = "/api/v1/agent-profiles", request_body = CreateAgentProfile,

@@ -92,6 +92,7 @@ use super::{
         agents::create,
         agents::update,
         agents::delete,
+        agents::executors,
         agents::sessions,
         agents::messages,
         agents::reply,

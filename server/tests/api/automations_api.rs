@@ -50,6 +50,7 @@ async fn rule_breaking_creates_are_422_and_leave_no_rows(db: Db) {
         json!({"name": "x", "repository_ids": [foreign]}),
         json!({"name": "x", "repository_ids": ["missing"]}),
         json!({"name": "x", "agent_profile_id": "nope"}),
+        json!({"name": "x", "executor_profile_id": "ssh-prod"}),
         json!({"name": "x", "triggers": [{"type": "github_push", "config": {}}, {"type": "scheduled", "config": {"cron_expression": "every day"}}]}),
         json!({"name": "x", "triggers": [{"type": "scheduled", "config": {"cron_expression": "0 9 * * *", "timezone": "Mars/Olympus"}}]}),
     ];
@@ -318,3 +319,39 @@ async fn schedule_preview_lists_the_scheduler_runs_and_refuses_bad_schedules(db:
     assert_eq!(too_many.body["error"]["message"], "count must be from 1 to 20");
 }
 on_both_databases!(schedule_preview_lists_the_scheduler_runs_and_refuses_bad_schedules);
+
+/// GIVEN the server's executors, WHEN an automation names one, THEN it is
+/// kept; naming one the server does not run is refused and changes nothing.
+async fn executors_are_listed_and_an_unknown_one_is_refused(db: Db) {
+    let app = spawn_app(db).await;
+    let listed = app.get("/api/v1/executors").await;
+    assert_eq!(
+        listed.body,
+        json!([{"id": "local", "kind": "local", "several_repositories": false}])
+    );
+    let ws = app.workspace("W").await;
+    let a = app
+        .automation(&ws, json!({"name": "Local", "executor_profile_id": "local"}))
+        .await;
+    assert_eq!(a["executor_profile_id"], "local");
+    let id = a["id"].as_str().unwrap();
+    let r = app
+        .patch(
+            &format!("/api/v1/automations/{id}"),
+            json!({"executor_profile_id": "docker"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(r.body.to_string().contains("unknown executor"), "{}", r.body);
+    let shown = app.get(&format!("/api/v1/automations/{id}")).await;
+    assert_eq!(
+        shown.body["executor_profile_id"], "local",
+        "the refused patch changed nothing"
+    );
+    let r = app
+        .patch(&format!("/api/v1/automations/{id}"), json!({"executor_profile_id": ""}))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "back to the default: {}", r.body);
+    app.stop().await;
+}
+on_both_databases!(executors_are_listed_and_an_unknown_one_is_refused);

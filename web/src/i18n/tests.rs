@@ -157,6 +157,9 @@ fn ids_from_core() -> BTreeSet<String> {
     for s in kandev_core::merger::said_examples() {
         out.insert(format!("merger-{}", s.id));
     }
+    for e in kandev_core::executors::known() {
+        out.insert(format!("executor-kind-{}", e.kind));
+    }
     for (_, id) in kandev_core::cron::PRESETS {
         out.insert(id.to_string());
     }

@@ -38,8 +38,18 @@ pub fn ConfigurationSection(form: Form) -> impl IntoView {
                     <select id="executor-profile" on:change=move |ev| form.executor.set(event_target_value(&ev))>
                         <option value="" selected=move || form.executor.get().is_empty()>{move || t("automations-executor-default")}</option>
                         {move || {
+                            // The app ships inside the server binary, so core's list is the server's.
+                            let known = kandev_core::executors::known();
                             let current = form.executor.get();
-                            (!current.is_empty()).then(|| view! { <option value=current.clone() selected=true>{current.clone()}</option> })
+                            // One saved before the server dropped it stays visible, as saved.
+                            let stale = (!current.is_empty() && !known.iter().any(|e| e.id == current))
+                                .then(|| view! { <option value=current.clone() selected=true>{current.clone()}</option> });
+                            let listed = known.into_iter().map(|e| {
+                                let id = e.id.clone();
+                                let name = format!("executor-kind-{}", e.kind);
+                                view! { <option value=e.id.clone() selected=move || form.executor.get() == id>{move || t(&name)}</option> }
+                            }).collect_view();
+                            view! { {listed} {stale} }
                         }}
                     </select>
                 </div>
