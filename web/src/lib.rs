@@ -11,6 +11,8 @@ mod i18n;
 mod live;
 mod pages;
 mod session;
+#[cfg(test)]
+mod style_tests;
 mod time;
 
 use pages::automations::{AutomationEditor, AutomationPage, AutomationsList, AutomationsOverview};
