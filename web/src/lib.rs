@@ -3,21 +3,22 @@
 
 use leptos::prelude::*;
 use leptos_router::components::{Route, Router, Routes};
-use leptos_router::path;
+use leptos_router::{Lazy, path};
 
 mod api;
 mod components;
 mod i18n;
 mod live;
 mod pages;
+mod routes;
 mod session;
 #[cfg(test)]
 mod style_tests;
 mod time;
 
-use pages::automations::{AutomationEditor, AutomationPage, AutomationsList, AutomationsOverview};
-use pages::board::{Board, TaskDetail};
-use pages::{AutomationsHome, Home, Login, Members, Notifications, RunView, Tokens};
+use pages::board::Board;
+use pages::{Home, Login};
+use routes::*;
 
 #[component]
 fn NotFound() -> impl IntoView {
@@ -35,17 +36,17 @@ fn App() -> impl IntoView {
             <Routes fallback=NotFound>
                 <Route path=path!("/") view=Home/>
                 <Route path=path!("/login") view=Login/>
-                <Route path=path!("/settings/tokens") view=Tokens/>
-                <Route path=path!("/w/:ws/members") view=Members/>
-                <Route path=path!("/w/:ws/notifications") view=Notifications/>
+                <Route path=path!("/settings/tokens") view={Lazy::<TokensRoute>::new()}/>
+                <Route path=path!("/w/:ws/members") view={Lazy::<MembersRoute>::new()}/>
+                <Route path=path!("/w/:ws/notifications") view={Lazy::<NotificationsRoute>::new()}/>
                 <Route path=path!("/w/:ws") view=Board/>
-                <Route path=path!("/w/:ws/tasks/:id") view=TaskDetail/>
-                <Route path=path!("/w/:ws/runs/:id") view=RunView/>
-                <Route path=path!("/settings/automations") view=AutomationsHome/>
-                <Route path=path!("/automations") view=AutomationsOverview/>
-                <Route path=path!("/automations/:id") view=AutomationPage/>
-                <Route path=path!("/settings/workspace/:ws/automations") view=AutomationsList/>
-                <Route path=path!("/settings/workspace/:ws/automations/:id") view=AutomationEditor/>
+                <Route path=path!("/w/:ws/tasks/:id") view={Lazy::<TaskDetailRoute>::new()}/>
+                <Route path=path!("/w/:ws/runs/:id") view={Lazy::<RunViewRoute>::new()}/>
+                <Route path=path!("/settings/automations") view={Lazy::<AutomationsHomeRoute>::new()}/>
+                <Route path=path!("/automations") view={Lazy::<AutomationsOverviewRoute>::new()}/>
+                <Route path=path!("/automations/:id") view={Lazy::<AutomationPageRoute>::new()}/>
+                <Route path=path!("/settings/workspace/:ws/automations") view={Lazy::<AutomationsListRoute>::new()}/>
+                <Route path=path!("/settings/workspace/:ws/automations/:id") view={Lazy::<AutomationEditorRoute>::new()}/>
             </Routes>
         </Router>
     }

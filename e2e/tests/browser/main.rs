@@ -8,6 +8,7 @@ mod automations;
 mod automations_home;
 mod board_live;
 mod board_moves;
+mod code_split;
 mod editor;
 mod languages;
 mod merged_loop;

@@ -61,12 +61,16 @@ fn content_type(path: &str) -> &'static str {
     }
 }
 
-/// Whether a file's name carries its content hash (`name-<16 hex>.ext`, as
-/// `cargo xtask web` names them): such a file never changes under its name.
+/// Whether a file's name, or a folder it is in, carries its content hash
+/// (`name-<16 hex>.ext`, `app-<16 hex>/…`, as `cargo xtask web` names them):
+/// such a file never changes under its path.
 fn content_hashed(path: &str) -> bool {
-    let stem = path.rsplit_once('.').map_or(path, |(stem, _)| stem);
-    stem.rsplit_once('-')
-        .is_some_and(|(_, h)| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+    let hashed = |name: &str| {
+        name.rsplit_once('-')
+            .is_some_and(|(_, h)| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+    };
+    let (dirs, file) = path.rsplit_once('/').unwrap_or(("", path));
+    hashed(file.rsplit_once('.').map_or(file, |(stem, _)| stem)) || dirs.split('/').any(hashed)
 }
 
 /// The encodings a client accepts, by name (`q=0` refuses one).
@@ -155,6 +159,10 @@ mod tests {
         assert!(!content_hashed("locales/en-US/board.ftl"));
         assert!(!content_hashed("kandev_web_bg-850aa48e0520c81z.wasm"));
         assert!(!content_hashed("my-page.html"));
+        assert!(content_hashed("app-bcf0595dfa7808b1/chunk_11.wasm"));
+        assert!(content_hashed("app-bcf0595dfa7808b1/__wasm_split.js"));
+        assert!(!content_hashed("app-bcf0595dfa7808bz/chunk_11.wasm"));
+        assert!(!content_hashed("locales-x/de.ftl"));
     }
 
     #[test]
