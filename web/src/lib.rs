@@ -16,8 +16,8 @@ mod session;
 mod style_tests;
 mod time;
 
+use pages::Home;
 use pages::board::Board;
-use pages::{Home, Login};
 use routes::*;
 
 #[component]
@@ -35,7 +35,7 @@ fn App() -> impl IntoView {
         <Router>
             <Routes fallback=NotFound>
                 <Route path=path!("/") view=Home/>
-                <Route path=path!("/login") view=Login/>
+                <Route path=path!("/login") view={Lazy::<LoginRoute>::new()}/>
                 <Route path=path!("/settings/tokens") view={Lazy::<TokensRoute>::new()}/>
                 <Route path=path!("/w/:ws/members") view={Lazy::<MembersRoute>::new()}/>
                 <Route path=path!("/w/:ws/notifications") view={Lazy::<NotificationsRoute>::new()}/>

@@ -7,7 +7,7 @@ use leptos_router::{LazyRoute, lazy_route};
 
 use crate::pages::automations::{AutomationEditor, AutomationPage, AutomationsList, AutomationsOverview};
 use crate::pages::board::TaskDetail;
-use crate::pages::{AutomationsHome, Members, Notifications, RunView, Tokens};
+use crate::pages::{AutomationsHome, Login, Members, Notifications, RunView, Tokens};
 
 /// A route whose page code is its own chunk: `data()` is nothing (pages load
 /// their own data), `view()` is the lazily loaded component.
@@ -28,6 +28,7 @@ macro_rules! lazy_page {
     };
 }
 
+lazy_page!(LoginRoute, Login);
 lazy_page!(TaskDetailRoute, TaskDetail);
 lazy_page!(RunViewRoute, RunView);
 lazy_page!(TokensRoute, Tokens);
