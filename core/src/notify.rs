@@ -174,5 +174,8 @@ pub fn delivered(status: u16) -> bool {
     (200..300).contains(&status)
 }
 
+mod address;
 #[cfg(test)]
 mod tests;
+
+pub use address::{literal_ip, public_address};

@@ -95,6 +95,8 @@ impl Stack {
             .env("KANDEV_NATS_URL", "")
             .env("KANDEV_ADMIN_TOKEN", ADMIN_TOKEN)
             .env("KANDEV_LOG_FORMAT", "text")
+            // The test receivers listen on loopback.
+            .env("KANDEV_NOTIFY_PRIVATE_ADDRESSES", "true")
             .env("NO_COLOR", "1")
             .env("RUST_LOG", "info")
             .stdout(out.try_clone()?)

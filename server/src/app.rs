@@ -274,7 +274,11 @@ impl Application {
                 services.orchestrator.clone(),
                 services.merger.clone(),
             ),
-            notifier: crate::notify::Notifier::new(services.store.clone(), services.clock.clone()),
+            notifier: crate::notify::Notifier::new(
+                services.store.clone(),
+                services.clock.clone(),
+                services.settings.notify_private_addresses,
+            ),
         };
         if !services.github.client().is_configured() {
             tracing::info!("GitHub features are idle: no GITHUB_TOKEN is set");

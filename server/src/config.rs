@@ -87,6 +87,11 @@ pub struct Settings {
     /// Start an in-process GitHub simulator and seed a demo workspace.
     #[arg(long)]
     pub demo: bool,
+    /// Let notifications reach loopback, private and link-local addresses.
+    /// Off by default: workspace owners choose the targets, and must not
+    /// reach the server's host, its network or a cloud metadata service.
+    #[arg(long, env = "KANDEV_NOTIFY_PRIVATE_ADDRESSES")]
+    pub notify_private_addresses: bool,
 }
 
 impl Settings {
@@ -117,6 +122,7 @@ impl Settings {
             request_timeout: Duration::from_secs(60),
             log_format: "text".into(),
             demo: false,
+            notify_private_addresses: false,
         }
     }
 }

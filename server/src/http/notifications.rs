@@ -43,6 +43,15 @@ pub async fn create_target(
     let mut events = req.events.clone();
     events.dedup();
     kandev_core::notify::validate_target(&req.url, &events, req.secret.as_deref()).map_err(ServiceError::Invalid)?;
+    // A literal internal address is refused now; a name is checked on each send.
+    if !s.settings.notify_private_addresses
+        && let Some(ip) = crate::notify::internal_literal(&req.url)
+    {
+        return Err(ServiceError::Invalid(format!(
+            "url points at {ip}, a loopback, private or link-local address; notifications go to public addresses only"
+        ))
+        .into());
+    }
     let secret = req.secret.unwrap_or_default();
     let t = s
         .store

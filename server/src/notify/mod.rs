@@ -3,6 +3,8 @@
 //! `X-Kandev-Signature-256` where the target has a secret — and logs the
 //! attempt, retrying on the schedule of `kandev_core::notify::retry_at`.
 
+mod guard;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,27 +22,47 @@ const HOLD: chrono::Duration = chrono::Duration::seconds(30);
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 const BATCH: i64 = 16;
 
+pub use guard::internal_literal;
+
 pub struct Notifier {
     store: Store,
     clock: Arc<dyn Clock>,
     http: reqwest::Client,
+    /// Whether targets may be loopback, private or link-local addresses.
+    private_ok: bool,
     running: Periodic,
 }
 
 impl Notifier {
-    pub fn new(store: Store, clock: Arc<dyn Clock>) -> Arc<Self> {
+    pub fn new(store: Store, clock: Arc<dyn Clock>, private_ok: bool) -> Arc<Self> {
         // Redirects are not followed: a target answers for itself, and a
-        // redirect must not steer a signed body somewhere else.
-        let http = reqwest::Client::builder()
+        // redirect must not steer a signed body somewhere else. No proxy: it
+        // would connect on our behalf, past the resolver's check.
+        let mut http = reqwest::Client::builder()
             .timeout(SEND_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("kandev/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .unwrap_or_default();
+            .no_proxy()
+            .user_agent(concat!("kandev/", env!("CARGO_PKG_VERSION")));
+        if !private_ok {
+            http = http.dns_resolver(Arc::new(guard::PublicOnly));
+        }
+        let http = match http.build() {
+            Ok(c) => c,
+            Err(e) => {
+                // Never fall back to an unguarded client: sends fail instead.
+                tracing::error!(error = %e, "could not build the notification client");
+                reqwest::Client::builder()
+                    .dns_resolver(Arc::new(guard::PublicOnly))
+                    .no_proxy()
+                    .build()
+                    .unwrap_or_default()
+            }
+        };
         Arc::new(Notifier {
             store,
             clock,
             http,
+            private_ok,
             running: Periodic::default(),
         })
     }
@@ -88,6 +110,12 @@ impl Notifier {
         let Some(t) = &d.target else {
             return (None, "the target was deleted".into());
         };
+        if !self.private_ok
+            && let Some(ip) = guard::internal_literal(&t.target.url)
+        {
+            tracing::warn!(delivery = %d.id, "a notification target names an internal address; not sent");
+            return (None, guard::refusal(&ip.to_string()));
+        }
         let mut req = self
             .http
             .post(&t.target.url)
@@ -108,10 +136,13 @@ impl Notifier {
                 (Some(code), format!("the target answered {code}"))
             }
             Err(e) => {
+                let cause = root(&e);
                 let what = if e.is_timeout() {
                     "timed out".to_string()
+                } else if cause.starts_with("refused: ") {
+                    cause
                 } else {
-                    format!("could not connect: {}", root(&e))
+                    format!("could not connect: {cause}")
                 };
                 tracing::info!(delivery = %d.id, error = %what, "a notification delivery failed");
                 (None, what)

@@ -126,6 +126,7 @@ pub fn shared_env(database_url: &str, github: &str, nats: Option<(&str, &str)>) 
     let mut env = vec![
         ("KANDEV_DATABASE_URL".to_string(), database_url.to_string()),
         ("KANDEV_ADMIN_TOKEN".into(), ADMIN_TOKEN.into()),
+        ("KANDEV_NOTIFY_PRIVATE_ADDRESSES".into(), "true".into()),
         ("KANDEV_GITHUB_API_URL".into(), github.to_string()),
         ("GITHUB_TOKEN".into(), "cluster-token".into()),
         ("KANDEV_GITHUB_WEBHOOK_SECRET".into(), WEBHOOK_SECRET.into()),

@@ -281,3 +281,93 @@ async fn a_failed_automation_run_notifies_once_with_its_error() {
     assert_eq!(hook.got().len(), 1, "one notification per failed run");
     app.stop().await;
 }
+
+/// The first attempt of the only delivery, once there is one.
+async fn first_attempt(app: &TestApp, ws: &str) -> Value {
+    eventually("an attempt in the log", Duration::from_secs(10), || async {
+        !deliveries(app, ws).await[0]["attempts"][0].is_null()
+    })
+    .await;
+    deliveries(app, ws).await[0]["attempts"][0].clone()
+}
+
+/// Owners choose targets, the server makes the requests: without
+/// `KANDEV_NOTIFY_PRIVATE_ADDRESSES` a target can reach neither the server's
+/// host nor its network — not by a literal address (refused when created,
+/// and when sent if one was stored while allowed) and not by a name that
+/// resolves inward (refused where it is resolved, so rebinding fails too).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn targets_on_internal_addresses_are_refused_unless_allowed() {
+    let gh = simulator().await;
+    let app = gh
+        .app(Db::Sqlite)
+        .settings_more(|s| s.notify_private_addresses = false)
+        .start()
+        .await;
+    let ws = app.workspace_with_repo("W").await;
+    let (hook, url) = Receiver::start(&[]).await;
+    let targets = format!("/api/v1/workspaces/{ws}/notification-targets");
+    for literal in [
+        url.clone(),
+        url.replace("127.0.0.1", "[::ffff:127.0.0.1]"),
+        "http://169.254.169.254/latest/meta-data/".to_string(),
+        "http://10.0.0.7:8080/hook".to_string(),
+    ] {
+        let r = app
+            .post(
+                &targets,
+                json!({"kind": "webhook", "url": literal, "events": ["merged"]}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{literal}: {}", r.body);
+        let message = r.body["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("a loopback, private or link-local address"),
+            "{message}"
+        );
+    }
+    assert_eq!(app.get(&targets).await.body, json!([]), "nothing was written");
+
+    // A name is accepted, then refused on sending: `localhost` resolves inward.
+    let by_name = url.replace("127.0.0.1", "localhost");
+    let t = target(
+        &app,
+        &ws,
+        json!({"kind": "webhook", "url": by_name, "events": ["merged"]}),
+    )
+    .await;
+    let id = t["id"].as_str().unwrap();
+    app.post(&format!("{targets}/{id}/test"), json!({})).await;
+    let attempt = first_attempt(&app, &ws).await;
+    assert_eq!(
+        attempt["error"],
+        "refused: localhost is a loopback, private or link-local address; notifications go to public addresses only (see KANDEV_NOTIFY_PRIVATE_ADDRESSES)"
+    );
+    app.delete(&format!("{targets}/{id}")).await;
+
+    // A literal stored while private addresses were allowed is not sent now.
+    let stored = app
+        .services()
+        .store
+        .create_notification_target(
+            &ws,
+            kandev_core::notify::TargetKind::Webhook,
+            &url,
+            &["merged".to_string()],
+            "",
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+    app.post(&format!("{targets}/{}/test", stored.id), json!({})).await;
+    let attempt = first_attempt(&app, &ws).await;
+    assert!(
+        attempt["error"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("refused: 127.0.0.1 is a loopback"),
+        "{attempt}"
+    );
+    assert!(hook.got().is_empty(), "the receiver was reached");
+    app.stop().await;
+}

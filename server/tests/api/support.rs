@@ -105,6 +105,8 @@ impl Spawn {
         settings.database_url = database_url.clone();
         settings.web_dir = Some(web);
         settings.data_dir = dir.path().join("data");
+        // Test receivers listen on loopback.
+        settings.notify_private_addresses = true;
         let admin_token = format!("test-admin-{}", uuid::Uuid::new_v4().simple());
         settings.admin_token = Some(admin_token.clone());
         if self.nats {

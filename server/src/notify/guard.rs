@@ -1,0 +1,39 @@
+//! Keeps notifications on the public internet (`kandev_core::notify::public_address`)
+//! unless the operator allows private addresses. Names are checked where
+//! they are resolved, on every connection, so a name that later resolves
+//! inward (DNS rebinding) is refused too; literal addresses never reach a
+//! resolver and are checked before sending.
+
+use std::net::{IpAddr, SocketAddr};
+
+use kandev_core::notify::{literal_ip, public_address};
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+
+/// Why a target's address was refused, as the delivery log shows it.
+pub fn refusal(host: &str) -> String {
+    format!(
+        "refused: {host} is a loopback, private or link-local address; notifications go to public addresses only (see KANDEV_NOTIFY_PRIVATE_ADDRESSES)"
+    )
+}
+
+/// The internal address a URL names literally, if it does.
+pub fn internal_literal(url: &str) -> Option<IpAddr> {
+    literal_ip(url).filter(|ip| !public_address(*ip))
+}
+
+/// A resolver that answers only with public addresses.
+pub struct PublicOnly;
+
+impl Resolve for PublicOnly {
+    fn resolve(&self, name: Name) -> Resolving {
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let public: Vec<SocketAddr> = found.into_iter().filter(|a| public_address(a.ip())).collect();
+            if public.is_empty() {
+                return Err(refusal(&host).into());
+            }
+            Ok(Box::new(public.into_iter()) as Addrs)
+        })
+    }
+}
