@@ -2,8 +2,7 @@
 //! lazy route) → wasm-bindgen → wasm-opt, plus the static files, each also
 //! gzip- and brotli-compressed for serving. The app folder and the stylesheet
 //! get content-hashed names, so the server can let browsers keep them for a
-//! year. Prints sizes and fails above the
-//! first page's budget.
+//! year. Prints sizes and fails above the first page's budget.
 
 use std::fs;
 use std::io::Write;

@@ -27,7 +27,8 @@ pub use guard::internal_literal;
 pub struct Notifier {
     store: Store,
     clock: Arc<dyn Clock>,
-    http: reqwest::Client,
+    /// The client, or why it could not be built (then every send fails).
+    http: Result<reqwest::Client, String>,
     /// Whether targets may be loopback, private or link-local addresses.
     private_ok: bool,
     running: Periodic,
@@ -46,18 +47,11 @@ impl Notifier {
         if !private_ok {
             http = http.dns_resolver(Arc::new(guard::PublicOnly));
         }
-        let http = match http.build() {
-            Ok(c) => c,
-            Err(e) => {
-                // Never fall back to an unguarded client: sends fail instead.
-                tracing::error!(error = %e, "could not build the notification client");
-                reqwest::Client::builder()
-                    .dns_resolver(Arc::new(guard::PublicOnly))
-                    .no_proxy()
-                    .build()
-                    .unwrap_or_default()
-            }
-        };
+        // Never a default client in its place: that one would skip the guard.
+        let http = http.build().map_err(|e| {
+            tracing::error!(error = %e, "could not build the notification client; notifications will fail");
+            format!("the notification client could not be built: {e}")
+        });
         Arc::new(Notifier {
             store,
             clock,
@@ -116,8 +110,11 @@ impl Notifier {
             tracing::warn!(delivery = %d.id, "a notification target names an internal address; not sent");
             return (None, guard::refusal(&ip.to_string()));
         }
-        let mut req = self
-            .http
+        let http = match &self.http {
+            Ok(c) => c,
+            Err(e) => return (None, e.clone()),
+        };
+        let mut req = http
             .post(&t.target.url)
             .header("content-type", "application/json")
             .header("x-kandev-event", &d.event)
