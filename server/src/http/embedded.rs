@@ -91,11 +91,22 @@ fn accepts(headers: &HeaderMap, encoding: &str) -> bool {
         })
 }
 
+/// Whether a missing path asks for a file of the app (a script, a wasm
+/// chunk, a stylesheet…) rather than a page: such a request gets a 404, not
+/// `index.html`, so a page left open across an upgrade sees its old chunk is
+/// gone instead of trying to run HTML as wasm.
+pub fn asset_path(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    file.rsplit_once('.')
+        .is_some_and(|(_, ext)| matches!(ext, "js" | "wasm" | "css" | "ftl" | "json" | "map" | "gz" | "br"))
+}
+
 /// A file of the app, or `index.html` for the app's own routes.
 pub async fn serve(uri: Uri, headers: HeaderMap) -> Response {
     let path = uri.path().trim_start_matches('/');
     let (name, asset) = match ASSETS.get_key_value(path) {
         Some((n, a)) => (*n, a),
+        None if asset_path(path) => return StatusCode::NOT_FOUND.into_response(),
         None => match ASSETS.get_key_value("index.html") {
             Some((n, a)) => (*n, a),
             None => {
@@ -142,7 +153,17 @@ pub async fn serve(uri: Uri, headers: HeaderMap) -> Response {
 mod tests {
     use axum::http::{HeaderMap, HeaderValue, header};
 
-    use super::{accepts, content_hashed, content_type};
+    use super::{accepts, asset_path, content_hashed, content_type};
+
+    #[test]
+    fn missing_files_of_the_app_are_not_pages() {
+        assert!(asset_path("app-bcf0595dfa7808b1/split___editor.wasm"));
+        assert!(asset_path("app-bcf0595dfa7808b1/__wasm_split.js"));
+        assert!(asset_path("locales/de.ftl"));
+        assert!(!asset_path("w/2b1c/tasks/9f3e"));
+        assert!(!asset_path("settings/workspace/x/automations/new"));
+        assert!(!asset_path(""));
+    }
 
     #[test]
     fn the_apps_files_get_their_types() {

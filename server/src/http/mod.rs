@@ -91,10 +91,20 @@ pub fn router(state: AppState, routes: ApiRoutes, web_dir: Option<&Path>) -> Rou
     // from a directory when one is named, else the app built into the binary.
     let api = match web_dir {
         Some(dir) => {
+            let index = ServeFile::new(dir.join("index.html"));
+            // A missing script or chunk is a 404, as in `embedded::serve`.
+            let pages = axum::routing::get_service(index).route_layer(middleware::from_fn(
+                |req: Request, next: Next| async move {
+                    if embedded::asset_path(req.uri().path()) {
+                        return axum::response::IntoResponse::into_response(axum::http::StatusCode::NOT_FOUND);
+                    }
+                    next.run(req).await
+                },
+            ));
             let spa = ServeDir::new(dir)
                 .precompressed_br()
                 .precompressed_gzip()
-                .fallback(ServeFile::new(dir.join("index.html")));
+                .fallback(pages);
             api.fallback_service(spa)
         }
         None => api.fallback(embedded::serve),

@@ -33,6 +33,14 @@ async fn health_metrics_openapi_and_the_web_app_are_served(db: Db) {
         .unwrap();
     assert_eq!(page.status(), StatusCode::OK);
     assert!(page.text().await.unwrap().contains("<title>Kandev</title>"));
+    // …but a missing file of the app is a 404, not the page.
+    let chunk = app
+        .client
+        .get(format!("{}/app-0123456789abcdef/split___editor.wasm", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(chunk.status(), StatusCode::NOT_FOUND);
     let r = app.get("/api/v1/nothing-here").await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
     assert_eq!(r.error_code(), "not_found");
@@ -138,12 +146,20 @@ async fn kandev_serve_from_any_directory_serves_the_built_in_app() {
         index = page.text().await.expect("body");
         assert!(index.contains("<title>Kandev</title>"), "{index}");
     }
-    // The script and wasm have content-hashed names, so they may be kept a year.
+    // The script and wasm sit in a content-hashed folder, so they may be kept a year.
     let wasm_name = index
         .split('"')
-        .find(|s| s.starts_with("/kandev_web_bg-") && s.ends_with(".wasm"))
+        .find(|s| s.starts_with("/app-") && s.ends_with("/kandev_web_bg.wasm"))
         .unwrap_or_else(|| panic!("no hashed wasm in {index}"));
-    assert!(index.contains("/kandev_web-") && index.contains("/style-"), "{index}");
+    assert!(index.contains("/kandev_web.js") && index.contains("/style-"), "{index}");
+    // A chunk of another build (a page left open across an upgrade) is gone:
+    // a 404, not the app's HTML, which the page would try to run as wasm.
+    let stale = http
+        .get(format!("{base}/app-0123456789abcdef/split___editor.wasm"))
+        .send()
+        .await
+        .expect("stale chunk");
+    assert_eq!(stale.status(), StatusCode::NOT_FOUND);
     for (accept, encoding) in [("gzip, deflate, br", "br"), ("gzip", "gzip")] {
         let wasm = http
             .get(format!("{base}{wasm_name}"))
