@@ -321,6 +321,17 @@ impl Browser {
         self.cdp("Fetch.disable", json!({})).await
     }
 
+    /// Makes requests to URLs matching any of `patterns` (`*` wildcards) fail
+    /// as a network error, until [`Browser::unblock_requests`].
+    pub async fn block_requests(&self, patterns: &[&str]) -> anyhow::Result<()> {
+        self.cdp("Network.enable", json!({})).await?;
+        self.cdp("Network.setBlockedURLs", json!({ "urls": patterns })).await
+    }
+
+    pub async fn unblock_requests(&self) -> anyhow::Result<()> {
+        self.cdp("Network.setBlockedURLs", json!({ "urls": [] })).await
+    }
+
     /// One Chrome DevTools Protocol command, through chromedriver.
     async fn cdp(&self, cmd: &str, params: Value) -> anyhow::Result<()> {
         self.driver

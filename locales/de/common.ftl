@@ -107,3 +107,5 @@ error-invalid = Das wurde abgelehnt: prüfe die Werte und versuche es erneut.
 error-upstream_error = GitHub hat nicht wie erwartet geantwortet; versuche es gleich noch einmal.
 error-unavailable = Der Server ist ausgelastet oder dafür nicht eingerichtet; versuche es gleich noch einmal.
 error-internal = Auf dem Server ist etwas schiefgegangen.
+load-failed = Ein Teil von Kandev konnte nicht geladen werden. Vielleicht wurde es aktualisiert, seit diese Seite geöffnet wurde, oder das Netzwerk ist ausgefallen.
+load-failed-reload = Neu laden

@@ -107,3 +107,5 @@ error-invalid = That was refused: check the values and try again.
 error-upstream_error = GitHub did not answer as expected; try again shortly.
 error-unavailable = The server is busy or not set up for that; try again shortly.
 error-internal = Something went wrong on the server.
+load-failed = Part of Kandev could not be loaded. It may have been updated since this page opened, or the network failed.
+load-failed-reload = Reload

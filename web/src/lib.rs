@@ -10,6 +10,7 @@ mod components;
 mod i18n;
 mod live;
 mod pages;
+mod recover;
 mod routes;
 mod session;
 #[cfg(test)]
@@ -53,7 +54,7 @@ fn App() -> impl IntoView {
 }
 
 pub fn start() {
-    console_error_panic_hook::set_once();
+    recover::install();
     // The chosen language's messages first, so nothing shows in English first.
     wasm_bindgen_futures::spawn_local(async {
         i18n::load(&i18n::browser_locale()).await;

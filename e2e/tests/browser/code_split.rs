@@ -1,8 +1,11 @@
 //! The first page carries only the board: the editor's code is a separate
 //! chunk, fetched when the editor is first opened, and the editor then works.
+//! A chunk that cannot be loaded (the server was upgraded under an open page,
+//! or the network failed) reloads the app once, then says so.
 
 use anyhow::ensure;
 use kandev_e2e::{Ctx, scenario};
+use serde_json::json;
 
 use crate::support::*;
 
@@ -48,4 +51,37 @@ async fn board_first_editor_on_demand(ctx: Ctx) -> anyhow::Result<()> {
 scenario!(
     the_board_loads_without_the_editor_and_the_editor_loads_on_demand,
     super::board_first_editor_on_demand
+);
+
+/// GIVEN the board is open, WHEN the automations page's chunk cannot be
+/// fetched, THEN the app reloads once; WHEN it fails again, THEN a notice
+/// says so and its Reload button, once the network is back, opens the page.
+async fn a_chunk_that_fails_reloads_once_then_says_so(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = workspace(&ctx).await?;
+    ctx.browser.goto(&format!("/w/{ws}")).await?;
+    ctx.browser.wait_for(".columns").await?;
+    ctx.browser.block_requests(&["*automations_overview_route*"]).await?;
+    // A mark on this page: a reload clears it.
+    ctx.browser
+        .js(
+            "window.__kandev_before = true; document.querySelector(\"a[href='/automations']\").click();",
+            vec![],
+        )
+        .await?;
+    ctx.browser.wait_for("#load-failed").await?;
+    let before = ctx
+        .browser
+        .js("return window.__kandev_before === true;", vec![])
+        .await?;
+    ensure!(before == json!(false), "the notice came without a reload first");
+    let notice = ctx.browser.text("#load-failed").await?;
+    ensure!(notice.contains("could not be loaded"), "{notice}");
+    ctx.browser.unblock_requests().await?;
+    ctx.browser.click("#load-failed button").await?;
+    ctx.browser.wait_for("#agenda-title").await?;
+    Ok(())
+}
+scenario!(
+    a_page_whose_code_cannot_be_loaded_reloads_once_then_offers_a_reload,
+    super::a_chunk_that_fails_reloads_once_then_says_so
 );
