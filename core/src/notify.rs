@@ -178,4 +178,4 @@ mod address;
 #[cfg(test)]
 mod tests;
 
-pub use address::{literal_ip, public_address};
+pub use address::public_address;

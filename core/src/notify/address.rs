@@ -57,18 +57,6 @@ fn public_v6(ip: Ipv6Addr) -> bool {
     }
 }
 
-/// The IP address a URL names literally (`http://10.0.0.1/`, `http://[::1]:80/`),
-/// if it names one rather than a host name.
-pub fn literal_ip(url: &str) -> Option<IpAddr> {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    if let Some(v6) = host.strip_prefix('[') {
-        return v6.split(']').next()?.parse().ok();
-    }
-    host.split(':').next()?.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,18 +128,5 @@ mod tests {
         ] {
             assert!(public_address(ip(s)), "{s} refused as internal");
         }
-    }
-
-    #[test]
-    fn literal_addresses_are_read_from_urls() {
-        assert_eq!(literal_ip("http://10.0.0.1/hook"), Some(ip("10.0.0.1")));
-        assert_eq!(literal_ip("https://10.0.0.1:8443/x?y"), Some(ip("10.0.0.1")));
-        assert_eq!(literal_ip("http://[::1]:9000/"), Some(ip("::1")));
-        assert_eq!(
-            literal_ip("http://user:pw@169.254.169.254/latest"),
-            Some(ip("169.254.169.254"))
-        );
-        assert_eq!(literal_ip("https://hooks.example.com/x"), None);
-        assert_eq!(literal_ip("http://localhost:9000/"), None);
     }
 }

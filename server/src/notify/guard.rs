@@ -6,7 +6,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use kandev_core::notify::{literal_ip, public_address};
+use kandev_core::notify::public_address;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 /// Why a target's address was refused, as the delivery log shows it.
@@ -16,9 +16,15 @@ pub fn refusal(host: &str) -> String {
     )
 }
 
-/// The internal address a URL names literally, if it does.
+/// The internal address a URL names literally, if it does. Read by the URL
+/// parser the client itself uses, so `http://2130706433/`, `http://127.1/`
+/// and `http://0x7f.0.0.1/` are the loopback address they will connect to.
 pub fn internal_literal(url: &str) -> Option<IpAddr> {
-    literal_ip(url).filter(|ip| !public_address(*ip))
+    let parsed = reqwest::Url::parse(url).ok()?;
+    // The parser serialises an address host in its canonical form.
+    let host = parsed.host_str()?;
+    let ip: IpAddr = host.trim_start_matches('[').trim_end_matches(']').parse().ok()?;
+    (!public_address(ip)).then_some(ip)
 }
 
 /// A resolver that answers only with public addresses.

@@ -312,6 +312,10 @@ async fn targets_on_internal_addresses_are_refused_unless_allowed() {
         url.replace("127.0.0.1", "[::ffff:127.0.0.1]"),
         "http://169.254.169.254/latest/meta-data/".to_string(),
         "http://10.0.0.7:8080/hook".to_string(),
+        // Spellings of 127.0.0.1 the URL parser (and so the client) accepts.
+        url.replace("127.0.0.1", "2130706433"),
+        url.replace("127.0.0.1", "127.1"),
+        url.replace("127.0.0.1", "0x7f.0.0.1"),
     ] {
         let r = app
             .post(
