@@ -190,7 +190,20 @@ impl BoardService {
         extra: Value,
         actor: &Actor,
     ) -> ServiceResult<()> {
-        self.swap(task, from, to, extra, actor, false).await
+        self.swap(task, from, to, extra, actor, false, None).await
+    }
+
+    /// [`BoardService::move_status`] that also records `event` in the same
+    /// transaction (a rejection and its reason).
+    pub async fn move_status_recording(
+        &self,
+        task: &Task,
+        from: TaskStatus,
+        to: TaskStatus,
+        actor: &Actor,
+        event: (&str, Value),
+    ) -> ServiceResult<()> {
+        self.swap(task, from, to, json!({}), actor, false, Some(event)).await
     }
 
     /// [`BoardService::move_status`] for the merger's own moves (approve's
@@ -203,9 +216,10 @@ impl BoardService {
         extra: Value,
         actor: &Actor,
     ) -> ServiceResult<()> {
-        self.swap(task, from, to, extra, actor, true).await
+        self.swap(task, from, to, extra, actor, true, None).await
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn swap(
         &self,
         task: &Task,
@@ -214,21 +228,25 @@ impl BoardService {
         extra: Value,
         actor: &Actor,
         for_merger: bool,
+        also: Option<(&str, Value)>,
     ) -> ServiceResult<()> {
         let now = self.clock.now();
-        if !self.store.swap_task_status(&task.id, from, to, now, for_merger).await? {
+        let mut payload = json!({"from": from.as_str(), "to": to.as_str()});
+        if let (Some(p), Some(extra)) = (payload.as_object_mut(), extra.as_object()) {
+            p.extend(extra.clone());
+        }
+        let mut events = vec![(EVENT_STATUS_CHANGED, payload)];
+        events.extend(also);
+        if !self
+            .store
+            .swap_task_status(&task.id, from, to, now, for_merger, &events, actor)
+            .await?
+        {
             if !for_merger && self.store.get_merger_job(&task.id).await?.is_some() {
                 return Err(ServiceError::Conflict(MERGE_IN_PROGRESS.into()));
             }
             return Err(ServiceError::Conflict(format!("task is no longer {}", from.as_str())));
         }
-        let mut payload = json!({"from": from.as_str(), "to": to.as_str()});
-        if let (Some(p), Some(extra)) = (payload.as_object_mut(), extra.as_object()) {
-            p.extend(extra.clone());
-        }
-        self.store
-            .add_event(&task.id, EVENT_STATUS_CHANGED, &payload, actor, now)
-            .await?;
         self.live.notify(&task.workspace_id, LIVE_TASK_UPDATED, &task.id);
         Ok(())
     }

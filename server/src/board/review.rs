@@ -195,9 +195,15 @@ impl BoardService {
         }
         kandev_core::bounds::text("reason", reason).map_err(|e| ServiceError::Invalid(e.0))?;
         let to = reject(task.status).map_err(|e| ServiceError::Conflict(e.to_string()))?;
-        self.move_status(&task, task.status, to, json!({}), actor).await?;
-        self.record(&task, EVENT_REJECTED, json!({"reason": reason}), actor)
-            .await?;
+        // The move and its reason together: a crash between them would lose the reason.
+        self.move_status_recording(
+            &task,
+            task.status,
+            to,
+            actor,
+            (EVENT_REJECTED, json!({"reason": reason})),
+        )
+        .await?;
         self.get(id).await
     }
 

@@ -139,8 +139,11 @@ impl Store {
     }
 
     /// Compare-and-swap the status: moves only if the task is still in `from`
-    /// and (for everyone but the merger) no merge job holds it. `false` means
-    /// it did not move.
+    /// and (for everyone but the merger) no merge job holds it, and records
+    /// `events` (kind, payload) by `actor` in the same transaction, so a crash
+    /// never leaves a move without its `status_changed` (or a rejection
+    /// without its reason). `false` means it did not move and nothing was written.
+    #[allow(clippy::too_many_arguments)]
     pub async fn swap_task_status(
         &self,
         id: &str,
@@ -148,6 +151,8 @@ impl Store {
         to: TaskStatus,
         now: DateTime<Utc>,
         for_merger: bool,
+        events: &[(&str, Value)],
+        actor: &Actor,
     ) -> StoreResult<bool> {
         let sql = if for_merger {
             "UPDATE tasks SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2"
@@ -155,14 +160,22 @@ impl Store {
             "UPDATE tasks SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2 \
              AND NOT EXISTS (SELECT 1 FROM merger_jobs WHERE task_id = $1)"
         };
+        let mut tx = self.write_tx().await?;
         let done = sqlx::query(sql)
             .bind(id)
             .bind(from.as_str())
             .bind(to.as_str())
             .bind(time_to_text(now))
-            .execute(&self.pool)
+            .execute(&mut **tx)
             .await?;
-        Ok(done.rows_affected() == 1)
+        if done.rows_affected() != 1 {
+            return Ok(false);
+        }
+        for (kind, payload) in events {
+            add_event_on(&mut tx, id, kind, payload, actor, now).await?;
+        }
+        tx.commit().await?;
+        Ok(true)
     }
 
     pub async fn delete_task(&self, id: &str) -> StoreResult<bool> {
