@@ -69,17 +69,21 @@ impl BoardService {
             None => None,
         };
         let to = hand_off_to_review(task.status).map_err(|e| ServiceError::Conflict(e.to_string()))?;
-        self.move_status(&task, task.status, to, json!({}), actor).await?;
         let handoff = ReviewHandoff {
             summary: req.summary.unwrap_or_default(),
             pr_url: pr.as_ref().map(PrRef::url).unwrap_or_default(),
             pr: pr.clone(),
         };
-        self.record(
+        // The move and the handoff (which binds the PR) together.
+        self.move_status_recording(
             &task,
-            EVENT_REVIEW_REQUESTED,
-            serde_json::to_value(&handoff).unwrap_or_default(),
+            task.status,
+            to,
             actor,
+            (
+                EVENT_REVIEW_REQUESTED,
+                serde_json::to_value(&handoff).unwrap_or_default(),
+            ),
         )
         .await?;
         if let Some(pr) = &pr {
@@ -125,10 +129,14 @@ impl BoardService {
         kandev_core::bounds::text("reason", &reason).map_err(|e| ServiceError::Invalid(e.0))?;
         match approval {
             Approval::Done => {
-                self.move_status(&task, TaskStatus::HumanReview, to, json!({}), actor)
-                    .await?;
-                self.record(&task, EVENT_APPROVED, json!({"reason": reason}), actor)
-                    .await?;
+                self.move_status_recording(
+                    &task,
+                    TaskStatus::HumanReview,
+                    to,
+                    actor,
+                    (EVENT_APPROVED, json!({"reason": reason})),
+                )
+                .await?;
                 Ok(ApproveResponse {
                     status: "done".into(),
                     pr_url: None,
@@ -181,9 +189,17 @@ impl BoardService {
         if !self.store.delete_merger_job_if_any(id).await? {
             return Err(ServiceError::Conflict("no merge of this task is in progress".into()));
         }
-        self.move_status_for_merge(&task, task.status, to, json!({}), actor)
-            .await?;
-        self.record(&task, EVENT_MERGE_CANCELLED, json!({}), actor).await?;
+        // The merger's kind of move (the job row is gone already), with its event.
+        self.swap(
+            &task,
+            task.status,
+            to,
+            json!({}),
+            actor,
+            true,
+            Some((EVENT_MERGE_CANCELLED, json!({}))),
+        )
+        .await?;
         self.get(id).await
     }
 
