@@ -105,7 +105,12 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
     let access = Arc::new(Access::new(store.clone(), clock.clone(), access_settings)?);
     let outbox = Arc::new(Outbox::new(store.clone(), bus.clone(), clock.clone(), metrics.clone()));
     let leases = Arc::new(Leases::new(store.clone(), clock.clone(), replica_id(&settings)));
-    let board = Arc::new(BoardService::new(store.clone(), clock.clone(), live.clone()));
+    let board = Arc::new(BoardService::new(
+        store.clone(),
+        clock.clone(),
+        live.clone(),
+        metrics.clone(),
+    ));
     let automation = Arc::new(AutomationService::new(
         store.clone(),
         bus.clone(),

@@ -29,6 +29,7 @@ pub struct Metrics {
     evaluations_dropped: Counter,
     runs_recovered: Family<Labels, Counter>,
     requests_shed: Family<Labels, Counter>,
+    board_reads: Family<Labels, Counter>,
 }
 
 impl Default for Metrics {
@@ -87,8 +88,15 @@ impl Default for Metrics {
             "API requests answered 503 by overload protection, by cause",
             requests_shed.clone(),
         );
+        let board_reads = Family::<Labels, Counter>::default();
+        registry.register(
+            "board_reads",
+            "Board reads, by whether the cached body answered (hit) or was rebuilt (miss)",
+            board_reads.clone(),
+        );
         Metrics {
             registry: Arc::new(Mutex::new(registry)),
+            board_reads,
             requests_shed,
             outbox_published,
             evaluations_dropped,
@@ -148,6 +156,11 @@ impl Metrics {
 
     pub fn evaluation_dropped(&self) {
         self.evaluations_dropped.inc();
+    }
+
+    /// `hit` or `miss`.
+    pub fn board_read(&self, how: &str) {
+        self.board_reads.get_or_create(&labels(&[("cache", how)])).inc();
     }
 
     /// `resumed` or `failed`.

@@ -2,6 +2,7 @@
 //! comments, events and archiving. Review hand-off, approve and reject live in
 //! `review`, because approving can start the merger.
 
+mod cache;
 mod review;
 
 pub use review::{MergeStarter, PrLinker};
@@ -19,7 +20,8 @@ use serde_json::{Value, json};
 use crate::clock::Clock;
 use crate::error::{ServiceError, ServiceResult};
 use crate::live::LiveHub;
-use crate::store::{NewTask, Store};
+use crate::metrics::Metrics;
+use crate::store::{NewTask, Store, StoreError};
 
 /// Why a move is refused while the merger holds the task.
 pub const MERGE_IN_PROGRESS: &str =
@@ -41,14 +43,18 @@ pub struct BoardService {
     listeners: RwLock<Vec<Arc<dyn TaskListener>>>,
     merge: RwLock<Option<Arc<dyn MergeStarter>>>,
     linker: RwLock<Option<Arc<dyn PrLinker>>>,
+    cache: cache::BoardCache,
+    metrics: Metrics,
 }
 
 impl BoardService {
-    pub fn new(store: Store, clock: Arc<dyn Clock>, live: LiveHub) -> Self {
+    pub fn new(store: Store, clock: Arc<dyn Clock>, live: LiveHub, metrics: Metrics) -> Self {
         BoardService {
             store,
             clock,
             live,
+            cache: cache::BoardCache::default(),
+            metrics,
             listeners: RwLock::new(vec![]),
             merge: RwLock::new(None),
             linker: RwLock::new(None),
@@ -145,6 +151,37 @@ impl BoardService {
             .store
             .list_tasks(workspace_id, include_archived, include_runs)
             .await?)
+    }
+
+    /// The board as the JSON `list` would serialize, served from the cache
+    /// when no task of the workspace changed since it was built.
+    pub async fn list_json(
+        &self,
+        workspace_id: &str,
+        include_archived: bool,
+        include_runs: bool,
+    ) -> ServiceResult<bytes::Bytes> {
+        let Some(version) = self.store.board_version(workspace_id).await? else {
+            self.cache.forget(workspace_id);
+            return Err(ServiceError::not_found("workspace")(StoreError::NotFound));
+        };
+        let (body, how) = self
+            .cache
+            .read(workspace_id, include_archived, include_runs, version, || async {
+                let tasks = self
+                    .store
+                    .list_tasks(workspace_id, include_archived, include_runs)
+                    .await?;
+                serde_json::to_vec(&tasks)
+                    .map(bytes::Bytes::from)
+                    .map_err(|e| ServiceError::Internal(format!("board JSON: {e}")))
+            })
+            .await?;
+        self.metrics.board_read(match how {
+            cache::Read::Hit => "hit",
+            cache::Read::Miss => "miss",
+        });
+        Ok(body)
     }
 
     /// Edits text and moves status by the board rules (409 when refused).

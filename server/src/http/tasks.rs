@@ -62,8 +62,10 @@ pub async fn list(
     State(s): State<AppState>,
     ApiPath(ws): ApiPath<String>,
     ApiQuery(p): ApiQuery<ListParams>,
-) -> HttpResult<Json<Vec<Task>>> {
-    Ok(Json(s.board.list(&ws, p.include_archived, p.include_runs).await?))
+) -> HttpResult<axum::response::Response> {
+    use axum::response::IntoResponse;
+    let body = s.board.list_json(&ws, p.include_archived, p.include_runs).await?;
+    Ok(([(axum::http::header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
 #[utoipa::path(get, path = "/api/v1/tasks/{id}", params(("id" = String, Path)), responses((status = 200, body = Task)))]

@@ -76,7 +76,7 @@ impl Store {
         .bind(serde_json::to_string(&p.args).unwrap_or_else(|_| "[]".into()))
         .bind(serde_json::to_string(&p.env).unwrap_or_else(|_| "{}".into()))
         .bind(time_to_text(now))
-        .execute(&self.pool)
+        .execute(&mut *self.writer().await?)
         .await?;
         self.get_agent_profile(&id).await
     }
@@ -97,7 +97,7 @@ impl Store {
             .bind(&p.command)
             .bind(serde_json::to_string(&p.args).unwrap_or_else(|_| "[]".into()))
             .bind(serde_json::to_string(&p.env).unwrap_or_else(|_| "{}".into()))
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         super::one_row(done)
     }
@@ -105,7 +105,7 @@ impl Store {
     pub async fn delete_agent_profile(&self, id: &str) -> StoreResult<()> {
         let done = sqlx::query("DELETE FROM agent_profiles WHERE id = $1")
             .bind(id)
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         super::one_row(done)
     }
@@ -140,7 +140,7 @@ impl Store {
         .bind(flag(true))
         .bind(worktree)
         .bind(time_to_text(now))
-        .execute(&self.pool)
+        .execute(&mut *self.writer().await?)
         .await?;
         self.get_session(&id).await
     }
@@ -202,7 +202,7 @@ impl Store {
         .bind(state)
         .bind(stop_reason)
         .bind(opt_time_to_text(ended_at))
-        .execute(&self.pool)
+        .execute(&mut *self.writer().await?)
         .await?;
         Ok(())
     }
@@ -214,7 +214,7 @@ impl Store {
             .bind(id)
             .bind(session_state::STARTING)
             .bind(session_state::WAITING_FOR_INPUT)
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -224,7 +224,7 @@ impl Store {
         sqlx::query("UPDATE agent_sessions SET acp_session_id = $2 WHERE id = $1")
             .bind(id)
             .bind(acp_session_id)
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         Ok(())
     }
@@ -233,7 +233,7 @@ impl Store {
         sqlx::query("UPDATE agent_sessions SET worktree_path = $2 WHERE id = $1")
             .bind(id)
             .bind(path)
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         Ok(())
     }
@@ -250,7 +250,7 @@ impl Store {
         .bind(&m.content)
         .bind(m.tool.as_ref().map(Value::to_string))
         .bind(time_to_text(m.created_at))
-        .execute(&self.pool)
+        .execute(&mut *self.writer().await?)
         .await?;
         Ok(())
     }
@@ -281,7 +281,7 @@ impl Store {
     pub async fn clear_worktree(&self, task_id: &str) -> StoreResult<()> {
         sqlx::query("UPDATE agent_sessions SET worktree_path = '' WHERE task_id = $1")
             .bind(task_id)
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         Ok(())
     }

@@ -146,7 +146,7 @@ impl Store {
     /// one transaction: either all of it exists afterwards or none of it.
     pub async fn create_automation(&self, a: &NewAutomation, now: DateTime<Utc>) -> StoreResult<Automation> {
         let id = new_id();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         sqlx::query(
             "INSERT INTO automations (id, workspace_id, name, description, prompt, task_title_template, agent_profile_id, \
              executor_profile_id, enabled, max_concurrent_runs, webhook_secret, last_triggered_at, created_at, updated_at) \
@@ -164,7 +164,7 @@ impl Store {
         .bind(a.max_concurrent_runs)
         .bind(&a.webhook_secret)
         .bind(time_to_text(now))
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
         // One microsecond apart, so the triggers read back in the order given
         // (the editor's resolved condition is "the first" of them).
@@ -238,7 +238,7 @@ impl Store {
 
     /// Writes every editable field; `repository_ids` is replaced when given.
     pub async fn update_automation(&self, a: &Automation, replace_repos: bool, now: DateTime<Utc>) -> StoreResult<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let done = sqlx::query(
             "UPDATE automations SET name = $2, description = $3, prompt = $4, task_title_template = $5, agent_profile_id = $6, \
              executor_profile_id = $7, enabled = $8, max_concurrent_runs = $9, updated_at = $10 WHERE id = $1",
@@ -253,7 +253,7 @@ impl Store {
         .bind(flag(a.enabled))
         .bind(a.max_concurrent_runs)
         .bind(time_to_text(now))
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
         one_row(done)?;
         if replace_repos {
@@ -298,7 +298,7 @@ impl Store {
             .bind(id)
             .bind(secret)
             .bind(time_to_text(now))
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         super::one_row(done)
     }
@@ -306,7 +306,7 @@ impl Store {
     /// Moves only when a firing is published.
     /// The scheduler's anchor; moves on a fire and on a cap-skip.
     pub async fn set_trigger_last_evaluated_at(&self, trigger_id: &str, now: DateTime<Utc>) -> StoreResult<()> {
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.writer().await?;
         mark_evaluated_on(&mut conn, trigger_id, now).await
     }
 

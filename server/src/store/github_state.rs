@@ -77,7 +77,7 @@ pub async fn claim_delivery_on(
 impl Store {
     /// Claims a GitHub delivery id; `false` when it was seen before.
     pub async fn claim_delivery(&self, id: &str, event: &str, now: DateTime<Utc>) -> StoreResult<bool> {
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.writer().await?;
         claim_delivery_on(&mut conn, id, event, now).await
     }
 
@@ -115,7 +115,7 @@ impl Store {
         .bind(&s.merge_method)
         .bind(flag(s.delete_branch))
         .bind(s.ci_wait_timeout_minutes)
-        .execute(&self.pool)
+        .execute(&mut *self.writer().await?)
         .await?;
         Ok(())
     }
@@ -142,7 +142,7 @@ impl Store {
         .bind(flag(j.queued))
         .bind(&j.pr_node_id)
         .bind(time_to_text(now))
-        .execute(&self.pool)
+        .execute(&mut *self.writer().await?)
         .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -163,7 +163,7 @@ impl Store {
         .bind(flag(j.queued))
         .bind(&j.pr_node_id)
         .bind(time_to_text(now))
-        .execute(&self.pool)
+        .execute(&mut *self.writer().await?)
         .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -184,7 +184,7 @@ impl Store {
     pub async fn delete_merger_job_if_any(&self, task_id: &str) -> StoreResult<bool> {
         let done = sqlx::query("DELETE FROM merger_jobs WHERE task_id = $1")
             .bind(task_id)
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -192,7 +192,7 @@ impl Store {
     pub async fn delete_merger_job(&self, task_id: &str) -> StoreResult<()> {
         sqlx::query("DELETE FROM merger_jobs WHERE task_id = $1")
             .bind(task_id)
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         Ok(())
     }
@@ -204,7 +204,7 @@ impl Store {
         sqlx::query("DELETE FROM merger_jobs WHERE task_id = $1 AND updated_at < $2")
             .bind(task_id)
             .bind(time_to_text(before))
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         Ok(())
     }

@@ -36,16 +36,16 @@ impl Store {
         new_role: Option<Role>,
         now: DateTime<Utc>,
     ) -> StoreResult<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let locked = sqlx::query("UPDATE workspaces SET name = name WHERE id = $1")
             .bind(workspace_id)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         super::one_row(locked)?;
         let current = sqlx::query("SELECT role FROM workspace_members WHERE workspace_id = $1 AND user_id = $2")
             .bind(workspace_id)
             .bind(user_id)
-            .fetch_optional(&mut *tx)
+            .fetch_optional(&mut **tx)
             .await?
             .as_ref()
             .map(role)
@@ -53,7 +53,7 @@ impl Store {
         let owners =
             sqlx::query("SELECT COUNT(*) AS n FROM workspace_members WHERE workspace_id = $1 AND role = 'owner'")
                 .bind(workspace_id)
-                .fetch_one(&mut *tx)
+                .fetch_one(&mut **tx)
                 .await?
                 .int("n")?;
         let owners = usize::try_from(owners).unwrap_or(0);
@@ -70,7 +70,7 @@ impl Store {
                 .bind(user_id)
                 .bind(r.as_str())
                 .bind(time_to_text(now))
-                .execute(&mut *tx)
+                .execute(&mut **tx)
                 .await?;
             }
             None if current.is_none() => return Err(StoreError::NotFound),
@@ -78,7 +78,7 @@ impl Store {
                 sqlx::query("DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2")
                     .bind(workspace_id)
                     .bind(user_id)
-                    .execute(&mut *tx)
+                    .execute(&mut **tx)
                     .await?;
             }
         }

@@ -1,5 +1,6 @@
 //! Storage: one set of portable SQL over sqlx's `Any` driver, so the embedded
-//! SQLite file and PostgreSQL run the same queries and the same migrations.
+//! SQLite file and PostgreSQL run the same queries and the same migrations
+//! (save the few written per dialect, such as triggers).
 //!
 //! Times are stored as fixed-width RFC 3339 UTC text (they sort as strings) and
 //! booleans as 0/1, because `Any` carries only integers, floats, text and blobs.
@@ -97,6 +98,26 @@ impl std::ops::DerefMut for WriteTx {
     }
 }
 
+/// A connection for one write statement; on SQLite it holds the process's
+/// write turn while the statement runs, like [`WriteTx`].
+pub struct WriteConn {
+    conn: sqlx::pool::PoolConnection<sqlx::Any>,
+    _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+}
+
+impl std::ops::Deref for WriteConn {
+    type Target = sqlx::AnyConnection;
+    fn deref(&self) -> &Self::Target {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for WriteConn {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.conn
+    }
+}
+
 impl WriteTx {
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         self.tx.commit().await
@@ -138,10 +159,28 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     ),
 ];
 
-fn migrator() -> Migrator {
+/// Migrations written once per dialect (triggers have no portable form):
+/// version, name, SQLite's text, PostgreSQL's text.
+const DIALECT_MIGRATIONS: &[(i64, &str, &str, &str)] = &[(
+    9,
+    "board_version",
+    include_str!("../../migrations/0009_board_version.sqlite.sql"),
+    include_str!("../../migrations/0009_board_version.postgres.sql"),
+)];
+
+fn migrator(backend: Backend) -> Migrator {
+    let dialect = DIALECT_MIGRATIONS.iter().map(|(version, name, sqlite, postgres)| {
+        let sql = match backend {
+            Backend::Sqlite => sqlite,
+            Backend::Postgres => postgres,
+        };
+        (version, name, sql)
+    });
     Migrator::with_migrations(
         MIGRATIONS
             .iter()
+            .map(|(version, name, sql)| (version, name, sql))
+            .chain(dialect)
             .map(|(version, name, sql)| {
                 Migration::new(
                     *version,
@@ -189,7 +228,7 @@ impl Store {
             })
             .connect_with(options)
             .await?;
-        migrator().run(&pool).await?;
+        migrator(backend).run(&pool).await?;
         Ok(Store {
             pool,
             backend,
@@ -217,6 +256,20 @@ impl Store {
                 tx: self.pool.begin().await?,
                 _turn: None,
             },
+        })
+    }
+
+    /// A connection for a single write statement outside a transaction. On
+    /// SQLite it waits for the write turn here rather than in SQLite's busy
+    /// handler, which sleeps in steps of up to 100 ms.
+    pub async fn writer(&self) -> StoreResult<WriteConn> {
+        let turn = match self.backend {
+            Backend::Sqlite => Some(self.write_gate.clone().lock_owned().await),
+            Backend::Postgres => None,
+        };
+        Ok(WriteConn {
+            conn: self.pool.acquire().await?,
+            _turn: turn,
         })
     }
 

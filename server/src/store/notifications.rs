@@ -157,7 +157,7 @@ impl Store {
         .bind(secret)
         .bind(serde_json::to_string(events).unwrap_or_else(|_| "[]".into()))
         .bind(time_to_text(now))
-        .execute(&self.pool)
+        .execute(&mut *self.writer().await?)
         .await?;
         Ok(self.notification_target(workspace_id, &id).await?.target)
     }
@@ -302,7 +302,7 @@ impl Store {
             .bind(&id)
             .bind(DELIVERY_PENDING)
             .bind(&now_text)
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
             if won.rows_affected() != 1 {
                 continue;

@@ -37,7 +37,7 @@ impl Store {
         .bind(&repo.local_path)
         .bind(time_to_text(now))
         .bind(repo.ci_wait_timeout_minutes)
-        .execute(&self.pool)
+        .execute(&mut *self.writer().await?)
         .await?;
         self.get_repository(&id).await
     }
@@ -91,7 +91,7 @@ impl Store {
             .bind(minutes)
             .bind(id)
             .bind(workspace_id)
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound);

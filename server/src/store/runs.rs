@@ -136,7 +136,7 @@ impl Store {
     /// Writes a run row. A key (or an event) that already has its row is a
     /// `Conflict`: the unique indexes are the atomic claim on a firing.
     pub async fn insert_run(&self, run: &NewRun, now: DateTime<Utc>) -> StoreResult<String> {
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.writer().await?;
         insert_run_on(&mut conn, run, now).await
     }
 
@@ -200,7 +200,7 @@ impl Store {
         .bind(status.as_str())
         .bind(error);
         if status != RunStatus::Failed {
-            update.execute(&self.pool).await?;
+            update.execute(&mut *self.writer().await?).await?;
             return Ok(Some(row.text("automation_id")?));
         }
         // A failed run notifies, once: only the write that made it failed
@@ -268,7 +268,7 @@ impl Store {
     pub async fn delete_run(&self, id: &str) -> StoreResult<bool> {
         let done = sqlx::query("DELETE FROM automation_runs WHERE id = $1")
             .bind(id)
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -276,10 +276,10 @@ impl Store {
     /// Deletes every run row of an automation (its dedup memory) and returns
     /// the task ids they pointed at.
     pub async fn delete_runs(&self, automation_id: &str) -> StoreResult<Vec<String>> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let rows = sqlx::query("SELECT task_id FROM automation_runs WHERE automation_id = $1 AND task_id <> ''")
             .bind(automation_id)
-            .fetch_all(&mut *tx)
+            .fetch_all(&mut **tx)
             .await?;
         let tasks = rows
             .iter()
@@ -287,7 +287,7 @@ impl Store {
             .collect::<StoreResult<Vec<_>>>()?;
         sqlx::query("DELETE FROM automation_runs WHERE automation_id = $1")
             .bind(automation_id)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         tx.commit().await?;
         Ok(tasks)

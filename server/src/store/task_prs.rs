@@ -155,7 +155,7 @@ pub async fn read_on(
 impl Store {
     /// [`upsert_on`] on its own.
     pub async fn upsert_task_pr(&self, pr: &TaskPr, head_sha: &str, now: DateTime<Utc>) -> StoreResult<()> {
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.writer().await?;
         upsert_on(&mut conn, pr, head_sha, now).await
     }
 
@@ -248,7 +248,7 @@ impl Store {
         .bind(task_id)
         .bind(pr_key(owner, repo, number))
         .bind(time_to_text(now))
-        .execute(&self.pool)
+        .execute(&mut *self.writer().await?)
         .await?;
         Ok(done.rows_affected() == 1)
     }

@@ -82,7 +82,7 @@ pub async fn insert_task_on(conn: &mut sqlx::AnyConnection, t: &NewTask, now: Da
 
 impl Store {
     pub async fn create_task(&self, t: &NewTask, now: DateTime<Utc>) -> StoreResult<Task> {
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.writer().await?;
         let id = insert_task_on(&mut conn, t, now).await?;
         drop(conn);
         self.get_task(&id).await
@@ -133,7 +133,7 @@ impl Store {
             .bind(title)
             .bind(description)
             .bind(time_to_text(now))
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         one_row(done)
     }
@@ -181,7 +181,7 @@ impl Store {
     pub async fn delete_task(&self, id: &str) -> StoreResult<bool> {
         let done = sqlx::query("DELETE FROM tasks WHERE id = $1")
             .bind(id)
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -249,7 +249,7 @@ impl Store {
             .bind(body)
             .bind(author)
             .bind(time_to_text(now))
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         Ok(Comment {
             id,

@@ -61,7 +61,7 @@ impl Store {
         .bind(password_hash)
         .bind(flag(admin))
         .bind(time_to_text(now))
-        .execute(&self.pool)
+        .execute(&mut *self.writer().await?)
         .await;
         match done {
             Ok(_) => Ok(self.get_user(&id).await?.user),
@@ -110,16 +110,16 @@ impl Store {
 
     /// Deletes a user with its tokens, sessions and memberships.
     pub async fn delete_user(&self, id: &str) -> StoreResult<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         for table in ["api_tokens", "web_sessions", "workspace_members"] {
             sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table} WHERE user_id = $1")))
                 .bind(id)
-                .execute(&mut *tx)
+                .execute(&mut **tx)
                 .await?;
         }
         let done = sqlx::query("DELETE FROM users WHERE id = $1")
             .bind(id)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         one_row(done)?;
         tx.commit().await?;
@@ -142,7 +142,7 @@ impl Store {
         .bind(name)
         .bind(token_hash)
         .bind(time_to_text(now))
-        .execute(&self.pool)
+        .execute(&mut *self.writer().await?)
         .await?;
         Ok(TokenInfo {
             id,
@@ -169,7 +169,7 @@ impl Store {
         let done = sqlx::query("DELETE FROM api_tokens WHERE id = $1 AND user_id = $2")
             .bind(id)
             .bind(user_id)
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         one_row(done)
     }
@@ -192,7 +192,7 @@ impl Store {
         .bind(row.text("token_id")?)
         .bind(time_to_text(now))
         .bind(time_to_text(minute_ago))
-        .execute(&self.pool)
+        .execute(&mut *self.writer().await?)
         .await?;
         Ok(Some(user(&row)?.user))
     }
@@ -209,7 +209,7 @@ impl Store {
             .bind(user_id)
             .bind(time_to_text(now))
             .bind(time_to_text(expires_at))
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         Ok(())
     }
@@ -232,7 +232,7 @@ impl Store {
         sqlx::query("DELETE FROM web_sessions WHERE id_hash = $1 OR expires_at <= $2")
             .bind(id_hash)
             .bind(time_to_text(now))
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         Ok(())
     }
@@ -242,11 +242,11 @@ impl Store {
     pub async fn prune_access(&self, now: DateTime<Utc>) -> StoreResult<()> {
         sqlx::query("DELETE FROM web_sessions WHERE expires_at <= $1")
             .bind(time_to_text(now))
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         sqlx::query("DELETE FROM login_throttle WHERE blocked_until <= $1")
             .bind(time_to_text(now - chrono::Duration::days(1)))
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         Ok(())
     }
@@ -275,7 +275,7 @@ impl Store {
         .bind(username)
         .bind(i64::from(failures))
         .bind(time_to_text(blocked_until))
-        .execute(&self.pool)
+        .execute(&mut *self.writer().await?)
         .await?;
         Ok(())
     }
@@ -283,7 +283,7 @@ impl Store {
     pub async fn clear_login_throttle(&self, username: &str) -> StoreResult<()> {
         sqlx::query("DELETE FROM login_throttle WHERE username = $1")
             .bind(username)
-            .execute(&self.pool)
+            .execute(&mut *self.writer().await?)
             .await?;
         Ok(())
     }

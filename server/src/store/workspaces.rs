@@ -23,12 +23,12 @@ impl Store {
         now: DateTime<Utc>,
     ) -> StoreResult<Workspace> {
         let id = new_id();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         sqlx::query("INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3)")
             .bind(&id)
             .bind(name)
             .bind(time_to_text(now))
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         if let Some(user_id) = owner {
             sqlx::query(
@@ -37,7 +37,7 @@ impl Store {
             .bind(&id)
             .bind(user_id)
             .bind(time_to_text(now))
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         }
         tx.commit().await?;
@@ -51,6 +51,17 @@ impl Store {
             .await?
             .ok_or(StoreError::NotFound)?;
         workspace(&row)
+    }
+
+    /// The workspace's board version, which every change to its tasks moves
+    /// in the same transaction (database triggers); `None` when there is no
+    /// such workspace.
+    pub async fn board_version(&self, id: &str) -> StoreResult<Option<i64>> {
+        let row = sqlx::query("SELECT board_version FROM workspaces WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(|r| r.int("board_version")).transpose()
     }
 
     pub async fn list_workspaces(&self) -> StoreResult<Vec<Workspace>> {

@@ -12,6 +12,7 @@ mod agents_api;
 mod automations_api;
 mod automations_home;
 mod automations_yaml;
+mod board_cache;
 mod bounds;
 mod cluster;
 mod coordination;

@@ -1,0 +1,85 @@
+//! The board read is served from a cached body while no task of the
+//! workspace changes, and every change renews it — including one no code of
+//! this process made (another replica, an operator's SQL).
+
+use serde_json::{Value, json};
+
+use crate::on_both_databases;
+use crate::support::{Db, TestApp, spawn_app};
+
+fn titles(board: &Value) -> Vec<String> {
+    board
+        .as_array()
+        .expect("board is a list")
+        .iter()
+        .map(|t| t["title"].as_str().expect("title").to_string())
+        .collect()
+}
+
+async fn board(app: &TestApp, ws: &str, query: &str) -> Vec<String> {
+    let r = app.get(&format!("/api/v1/workspaces/{ws}/tasks{query}")).await;
+    assert_eq!(r.status, reqwest::StatusCode::OK, "{}", r.body);
+    titles(&r.body)
+}
+
+async fn cache_reads(app: &TestApp, how: &str) -> u64 {
+    let metrics = app.metrics().await;
+    let prefix = format!("kandev_board_reads_total{{cache=\"{how}\"}} ");
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map(|n| n.trim().parse().expect("count"))
+        .unwrap_or(0)
+}
+
+async fn sql(app: &TestApp, statement: &str, id: &str) {
+    sqlx::query(sqlx::AssertSqlSafe(statement.to_string()))
+        .bind(id)
+        .execute(app.services().store.pool())
+        .await
+        .expect(statement);
+}
+
+async fn the_board_is_cached_until_any_writer_changes_a_task(db: Db) {
+    let app = spawn_app(db).await;
+    let ws = app.workspace("W").await;
+    let other = app.workspace("Other").await;
+    let first = app.task(&ws, "First").await;
+
+    assert_eq!(board(&app, &ws, "").await, ["First"]);
+    assert_eq!(board(&app, &ws, "").await, ["First"]);
+    assert_eq!(
+        (cache_reads(&app, "miss").await, cache_reads(&app, "hit").await),
+        (1, 1),
+        "the second read is the cached body"
+    );
+    // Another workspace's change leaves this board's cache alone.
+    app.task(&other, "Elsewhere").await;
+    assert_eq!(board(&app, &ws, "").await, ["First"]);
+    assert_eq!(cache_reads(&app, "hit").await, 2);
+
+    // Changes this process never saw: straight SQL, as another replica or an operator would write.
+    sql(&app, "UPDATE tasks SET title = 'Edited' WHERE id = $1", &first).await;
+    assert_eq!(board(&app, &ws, "").await, ["Edited"]);
+    sql(&app, "UPDATE tasks SET archived_at = updated_at WHERE id = $1", &first).await;
+    assert!(board(&app, &ws, "").await.is_empty());
+    assert_eq!(board(&app, &ws, "?include_archived=true").await, ["Edited"]);
+    sql(&app, "DELETE FROM tasks WHERE id = $1", &first).await;
+    assert!(board(&app, &ws, "?include_archived=true").await.is_empty());
+
+    // And through the API, at once.
+    let second = app.task(&ws, "Second").await;
+    assert_eq!(board(&app, &ws, "").await, ["Second"]);
+    let r = app
+        .patch(&format!("/api/v1/tasks/{second}"), json!({"title": "Renamed"}))
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::OK, "{}", r.body);
+    assert_eq!(board(&app, &ws, "").await, ["Renamed"]);
+
+    // A deleted workspace's board is a 404, not its last cached body.
+    sql(&app, "DELETE FROM workspaces WHERE id = $1", &ws).await;
+    let r = app.get(&format!("/api/v1/workspaces/{ws}/tasks")).await;
+    assert_eq!(r.status, reqwest::StatusCode::NOT_FOUND, "{}", r.body);
+    app.stop().await;
+}
+on_both_databases!(the_board_is_cached_until_any_writer_changes_a_task);
