@@ -185,34 +185,36 @@ impl BoardService {
     }
 
     /// Edits text and moves status by the board rules (409 when refused).
+    /// The move goes first, so a refused or lost move leaves the text as it
+    /// was; a text-only edit is one statement.
     pub async fn patch(&self, id: &str, req: PatchTask, actor: &Actor) -> ServiceResult<Task> {
-        let task = self.get(id).await?;
         if let Some(title) = &req.title {
             bounds::required_name("title", title).map_err(invalid)?;
         }
         if let Some(d) = &req.description {
             bounds::text("description", d).map_err(invalid)?;
         }
+        let mut moved = false;
         if let Some(to) = req.status {
+            let task = self.get(id).await?;
             check_move(task.status, to).map_err(|e| ServiceError::Conflict(e.to_string()))?;
+            if to != task.status {
+                self.move_status(&task, task.status, to, json!({}), actor).await?;
+                moved = true;
+            }
         }
-        let now = self.clock.now();
-        if req.title.is_some() || req.description.is_some() {
-            let title = req
-                .title
-                .as_deref()
-                .map(kandev_core::schema::trim_space)
-                .unwrap_or(&task.title);
-            let description = req.description.as_deref().unwrap_or(&task.description);
-            self.store.update_task_text(id, title, description, now).await?;
+        let task = if req.title.is_some() || req.description.is_some() {
+            let title = req.title.as_deref().map(kandev_core::schema::trim_space);
+            self.store
+                .update_task_text(id, title, req.description.as_deref(), self.clock.now())
+                .await
+                .map_err(ServiceError::not_found("task"))?
+        } else {
+            self.get(id).await?
+        };
+        if moved || req.title.is_some() || req.description.is_some() {
+            self.touched(&task);
         }
-        if let Some(to) = req.status
-            && to != task.status
-        {
-            self.move_status(&task, task.status, to, json!({}), actor).await?;
-        }
-        let task = self.get(id).await?;
-        self.touched(&task);
         Ok(task)
     }
 

@@ -121,21 +121,27 @@ impl Store {
             .collect()
     }
 
+    /// Sets the given fields only, in one statement, so two edits of
+    /// different fields never undo each other; returns the task as written.
     pub async fn update_task_text(
         &self,
         id: &str,
-        title: &str,
-        description: &str,
+        title: Option<&str>,
+        description: Option<&str>,
         now: DateTime<Utc>,
-    ) -> StoreResult<()> {
-        let done = sqlx::query("UPDATE tasks SET title = $2, description = $3, updated_at = $4 WHERE id = $1")
-            .bind(id)
-            .bind(title)
-            .bind(description)
-            .bind(time_to_text(now))
-            .execute(&mut *self.writer().await?)
-            .await?;
-        one_row(done)
+    ) -> StoreResult<Task> {
+        let row = sqlx::query(AssertSqlSafe(format!(
+            "UPDATE tasks SET title = COALESCE($2, title), description = COALESCE($3, description), updated_at = $4 \
+             WHERE id = $1 RETURNING {COLUMNS}"
+        )))
+        .bind(id)
+        .bind(title)
+        .bind(description)
+        .bind(time_to_text(now))
+        .fetch_optional(&mut *self.writer().await?)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        task(&row)
     }
 
     /// Compare-and-swap the status: moves only if the task is still in `from`

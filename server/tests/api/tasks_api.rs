@@ -204,3 +204,34 @@ async fn comments_delete_and_bad_task_input(db: Db) {
     app.stop().await;
 }
 on_both_databases!(comments_delete_and_bad_task_input);
+
+/// Two people editing different fields of one task at once: neither edit
+/// undoes the other (each PATCH writes only the fields it names).
+async fn concurrent_edits_of_different_fields_both_stay(db: Db) {
+    let app = std::sync::Arc::new(spawn_app(db).await);
+    let ws = app.workspace("W").await;
+    let mut tasks = vec![];
+    for i in 0..20 {
+        tasks.push(app.task(&ws, &format!("Task {i}")).await);
+    }
+    let mut edits = vec![];
+    for t in &tasks {
+        for body in [json!({"title": "New title"}), json!({"description": "New description"})] {
+            let (app, path) = (app.clone(), format!("/api/v1/tasks/{t}"));
+            edits.push(tokio::spawn(async move { app.patch(&path, body).await.status }));
+        }
+    }
+    for e in edits {
+        assert_eq!(e.await.expect("join"), StatusCode::OK);
+    }
+    for t in &tasks {
+        let r = app.get(&format!("/api/v1/tasks/{t}")).await;
+        assert_eq!(
+            (r.body["title"].as_str(), r.body["description"].as_str()),
+            (Some("New title"), Some("New description")),
+            "{}",
+            r.body
+        );
+    }
+}
+on_both_databases!(concurrent_edits_of_different_fields_both_stay);
