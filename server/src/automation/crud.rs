@@ -152,11 +152,15 @@ impl AutomationService {
     }
 
     pub async fn list(&self, workspace_id: &str) -> ServiceResult<Vec<Automation>> {
-        self.store
-            .get_workspace(workspace_id)
-            .await
-            .map_err(ServiceError::not_found("workspace"))?;
-        Ok(self.store.list_automations(workspace_id).await?)
+        let list = self.store.list_automations(workspace_id).await?;
+        // An automation proves its workspace exists; only an empty list needs the check.
+        if list.is_empty() {
+            self.store
+                .get_workspace(workspace_id)
+                .await
+                .map_err(ServiceError::not_found("workspace"))?;
+        }
+        Ok(list)
     }
 
     pub async fn patch(&self, id: &str, req: PatchAutomation) -> ServiceResult<Automation> {
