@@ -116,7 +116,7 @@ impl BoardService {
         let now = self.clock.now();
         let task = self
             .store
-            .create_task(
+            .create_task_recording(
                 &NewTask {
                     workspace_id: workspace_id.to_string(),
                     title: title.to_string(),
@@ -127,11 +127,10 @@ impl BoardService {
                     base_branch,
                     metadata: json!({}),
                 },
+                (EVENT_CREATED, &json!({"status": status.as_str()})),
+                actor,
                 now,
             )
-            .await?;
-        self.store
-            .add_event(&task.id, EVENT_CREATED, &json!({"status": status.as_str()}), actor, now)
             .await?;
         self.touched(&task);
         Ok(task)

@@ -88,6 +88,23 @@ impl Store {
         self.get_task(&id).await
     }
 
+    /// Creates a task and records its first event (`created`) in one
+    /// transaction: a crash never leaves a task without the event that says
+    /// who made it.
+    pub async fn create_task_recording(
+        &self,
+        t: &NewTask,
+        event: (&str, &Value),
+        actor: &Actor,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Task> {
+        let mut tx = self.write_tx().await?;
+        let id = insert_task_on(&mut tx, t, now).await?;
+        add_event_on(&mut tx, &id, event.0, event.1, actor, now).await?;
+        tx.commit().await?;
+        self.get_task(&id).await
+    }
+
     pub async fn get_task(&self, id: &str) -> StoreResult<Task> {
         let row = sqlx::query(AssertSqlSafe(format!("SELECT {COLUMNS} FROM tasks WHERE id = $1")))
             .bind(id)

@@ -235,3 +235,22 @@ async fn concurrent_edits_of_different_fields_both_stay(db: Db) {
     }
 }
 on_both_databases!(concurrent_edits_of_different_fields_both_stay);
+
+/// A task and its `created` event commit together: when the event cannot
+/// be written (a failure injected by a database trigger), no task is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_created_event_fails_is_not_created() {
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace("W").await;
+    sqlx::query(
+        "CREATE TRIGGER inject_event_failure BEFORE INSERT ON task_events BEGIN SELECT RAISE(ABORT, 'injected'); END",
+    )
+    .execute(app.services().store.pool())
+    .await
+    .expect("trigger");
+    let r = app
+        .post(&format!("/api/v1/workspaces/{ws}/tasks"), json!({"title": "Half"}))
+        .await;
+    assert_eq!(r.status, StatusCode::INTERNAL_SERVER_ERROR, "{}", r.body);
+    assert_eq!(app.count("tasks").await, 0);
+}
