@@ -163,43 +163,35 @@ impl AutomationService {
         Ok(list)
     }
 
-    pub async fn patch(&self, id: &str, req: PatchAutomation) -> ServiceResult<Automation> {
-        let mut a = self.get(id).await?;
-        if let Some(name) = req.name {
-            a.name = bounds::required_name("name", &name).map_err(invalid)?.to_string();
+    /// Checks each field given, then writes only those (see
+    /// `Store::update_automation`): a concurrent edit of another field stays.
+    pub async fn patch(&self, id: &str, mut req: PatchAutomation) -> ServiceResult<Automation> {
+        let a = self.get(id).await?;
+        if let Some(name) = &req.name {
+            req.name = Some(bounds::required_name("name", name).map_err(invalid)?.to_string());
         }
         if let Some(n) = req.max_concurrent_runs {
-            a.max_concurrent_runs = bounds::max_concurrent_runs(n).map_err(invalid)?;
+            req.max_concurrent_runs = Some(bounds::max_concurrent_runs(n).map_err(invalid)?);
         }
-        if let Some(p) = req.agent_profile_id {
-            self.check_agent_profile(&p).await?;
-            a.agent_profile_id = p;
+        if let Some(p) = &req.agent_profile_id {
+            self.check_agent_profile(p).await?;
         }
-        let replace_repos = req.repository_ids.is_some();
-        if let Some(ids) = req.repository_ids {
-            self.check_repositories(&a.workspace_id, &ids).await?;
-            a.repository_ids = ids;
+        if let Some(ids) = &req.repository_ids {
+            self.check_repositories(&a.workspace_id, ids).await?;
         }
-        if let Some(v) = req.description {
-            a.description = v;
+        if let Some(v) = &req.executor_profile_id {
+            kandev_core::executors::check(v).map_err(ServiceError::Invalid)?;
         }
-        if let Some(v) = req.prompt {
-            a.prompt = v;
-        }
-        if let Some(v) = req.task_title_template {
-            a.task_title_template = v;
-        }
-        if let Some(v) = req.executor_profile_id {
-            kandev_core::executors::check(&v).map_err(ServiceError::Invalid)?;
-            a.executor_profile_id = v;
-        }
-        if let Some(v) = req.enabled {
-            a.enabled = v;
-        }
-        check_texts(&a.name, &a.description, &a.prompt, &a.task_title_template)?;
+        check_texts(
+            req.name.as_deref().unwrap_or(&a.name),
+            req.description.as_deref().unwrap_or(&a.description),
+            req.prompt.as_deref().unwrap_or(&a.prompt),
+            req.task_title_template.as_deref().unwrap_or(&a.task_title_template),
+        )?;
         self.store
-            .update_automation(&a, replace_repos, self.clock.now())
-            .await?;
+            .update_automation(id, &req, self.clock.now())
+            .await
+            .map_err(ServiceError::not_found("automation"))?;
         self.get(id).await
     }
 

@@ -2,7 +2,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use kandev_core::TriggerType;
-use kandev_core::api::{Automation, Trigger};
+use kandev_core::api::{Automation, PatchAutomation, Trigger};
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, AssertSqlSafe};
@@ -236,28 +236,33 @@ impl Store {
             .collect()
     }
 
-    /// Writes every editable field; `repository_ids` is replaced when given.
-    pub async fn update_automation(&self, a: &Automation, replace_repos: bool, now: DateTime<Utc>) -> StoreResult<()> {
+    /// Writes the fields `edit` names, and only those, in one statement, so
+    /// two edits of different fields never undo each other;
+    /// `repository_ids` is replaced when given. `edit` is already checked.
+    pub async fn update_automation(&self, id: &str, edit: &PatchAutomation, now: DateTime<Utc>) -> StoreResult<()> {
         let mut tx = self.write_tx().await?;
         let done = sqlx::query(
-            "UPDATE automations SET name = $2, description = $3, prompt = $4, task_title_template = $5, agent_profile_id = $6, \
-             executor_profile_id = $7, enabled = $8, max_concurrent_runs = $9, updated_at = $10 WHERE id = $1",
+            "UPDATE automations SET name = COALESCE($2, name), description = COALESCE($3, description), \
+             prompt = COALESCE($4, prompt), task_title_template = COALESCE($5, task_title_template), \
+             agent_profile_id = COALESCE($6, agent_profile_id), executor_profile_id = COALESCE($7, executor_profile_id), \
+             enabled = COALESCE($8, enabled), max_concurrent_runs = COALESCE($9, max_concurrent_runs), updated_at = $10 \
+             WHERE id = $1",
         )
-        .bind(&a.id)
-        .bind(&a.name)
-        .bind(&a.description)
-        .bind(&a.prompt)
-        .bind(&a.task_title_template)
-        .bind(&a.agent_profile_id)
-        .bind(&a.executor_profile_id)
-        .bind(flag(a.enabled))
-        .bind(a.max_concurrent_runs)
+        .bind(id)
+        .bind(edit.name.as_deref())
+        .bind(edit.description.as_deref())
+        .bind(edit.prompt.as_deref())
+        .bind(edit.task_title_template.as_deref())
+        .bind(edit.agent_profile_id.as_deref())
+        .bind(edit.executor_profile_id.as_deref())
+        .bind(edit.enabled.map(flag))
+        .bind(edit.max_concurrent_runs)
         .bind(time_to_text(now))
         .execute(&mut **tx)
         .await?;
         one_row(done)?;
-        if replace_repos {
-            replace_repositories(&mut tx, &a.id, &a.repository_ids, now).await?;
+        if let Some(ids) = &edit.repository_ids {
+            replace_repositories(&mut tx, id, ids, now).await?;
         }
         bump_catalog(&mut tx).await?;
         tx.commit().await?;

@@ -355,3 +355,39 @@ async fn executors_are_listed_and_an_unknown_one_is_refused(db: Db) {
     app.stop().await;
 }
 on_both_databases!(executors_are_listed_and_an_unknown_one_is_refused);
+
+/// Two edits of different fields of one automation at once (a rename and a
+/// disable): both stay, because each PATCH writes only what it names.
+async fn concurrent_edits_of_different_automation_fields_both_stay(db: Db) {
+    let app = std::sync::Arc::new(spawn_app(db).await);
+    let ws = app.workspace("W").await;
+    let mut ids = vec![];
+    for i in 0..15 {
+        let a = app.automation(&ws, json!({"name": format!("A{i}")})).await;
+        ids.push(a["id"].as_str().expect("id").to_string());
+    }
+    let mut edits = vec![];
+    for id in &ids {
+        for body in [
+            json!({"name": "Renamed"}),
+            json!({"enabled": false}),
+            json!({"prompt": "New prompt"}),
+        ] {
+            let (app, path) = (app.clone(), format!("/api/v1/automations/{id}"));
+            edits.push(tokio::spawn(async move { app.patch(&path, body).await.status }));
+        }
+    }
+    for e in edits {
+        assert_eq!(e.await.expect("join"), StatusCode::OK);
+    }
+    for id in &ids {
+        let r = app.get(&format!("/api/v1/automations/{id}")).await;
+        assert_eq!(
+            (&r.body["name"], &r.body["enabled"], &r.body["prompt"]),
+            (&json!("Renamed"), &json!(false), &json!("New prompt")),
+            "{}",
+            r.body
+        );
+    }
+}
+on_both_databases!(concurrent_edits_of_different_automation_fields_both_stay);
