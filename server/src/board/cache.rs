@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -18,6 +19,8 @@ use bytes::Bytes;
 const MAX_ENTRIES: usize = 1024;
 /// Larger boards are rebuilt on every read rather than held.
 const MAX_BODY_BYTES: usize = 8 << 20;
+/// All bodies held together; a body that would pass it is not kept.
+const BUDGET_BYTES: usize = 64 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Key {
@@ -30,6 +33,20 @@ struct Key {
 struct Entry {
     version: i64,
     body: Bytes,
+    _held: Held,
+}
+
+/// A body's share of the budget, given back when its entry goes (replaced,
+/// forgotten or cleared).
+struct Held {
+    bytes: usize,
+    total: Arc<AtomicUsize>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.total.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
 }
 
 type Slot = Arc<tokio::sync::Mutex<Option<Entry>>>;
@@ -44,6 +61,7 @@ pub enum Read {
 #[derive(Default)]
 pub struct BoardCache {
     slots: Mutex<HashMap<Key, Slot>>,
+    held: Arc<AtomicUsize>,
 }
 
 impl BoardCache {
@@ -79,11 +97,36 @@ impl BoardCache {
             return Ok((e.body.clone(), Read::Hit));
         }
         let body = build().await?;
-        *entry = (body.len() <= MAX_BODY_BYTES).then(|| Entry {
+        *entry = None;
+        *entry = self.hold(body.len()).map(|held| Entry {
             version,
             body: body.clone(),
+            _held: held,
         });
         Ok((body, Read::Miss))
+    }
+
+    /// A share of the budget for `bytes`, if it fits.
+    fn hold(&self, bytes: usize) -> Option<Held> {
+        if bytes > MAX_BODY_BYTES {
+            return None;
+        }
+        let fits = self
+            .held
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+                (held + bytes <= BUDGET_BYTES).then_some(held + bytes)
+            })
+            .is_ok();
+        fits.then(|| Held {
+            bytes,
+            total: self.held.clone(),
+        })
+    }
+
+    /// Bytes of bodies held now.
+    #[cfg(test)]
+    fn held_bytes(&self) -> usize {
+        self.held.load(Ordering::Relaxed)
     }
 
     /// Forgets a workspace's boards (it is gone).
@@ -128,6 +171,27 @@ mod tests {
         assert_eq!((body, how), (Bytes::from("archived"), Read::Miss));
         cache.forget("w");
         assert_eq!(read(&cache, 1, "again").await, (Bytes::from("again"), Read::Miss));
+    }
+
+    #[tokio::test]
+    async fn held_bytes_follow_the_bodies_and_the_budget_is_never_passed() {
+        let cache = BoardCache::default();
+        read(&cache, 1, "12345").await;
+        assert_eq!(cache.held_bytes(), 5);
+        read(&cache, 2, "123").await;
+        assert_eq!(cache.held_bytes(), 3, "a replaced body gives its bytes back");
+        cache.forget("w");
+        assert_eq!(cache.held_bytes(), 0);
+        let big = Bytes::from(vec![b'x'; MAX_BODY_BYTES]);
+        for i in 0..(BUDGET_BYTES / MAX_BODY_BYTES + 2) {
+            let body = big.clone();
+            let (served, _) = cache
+                .read::<(), _, _>(&format!("w{i}"), false, false, 1, || async move { Ok(body) })
+                .await
+                .expect("read");
+            assert_eq!(served.len(), MAX_BODY_BYTES, "a body past the budget is still served");
+        }
+        assert_eq!(cache.held_bytes(), BUDGET_BYTES);
     }
 
     #[tokio::test]
