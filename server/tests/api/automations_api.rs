@@ -2,7 +2,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::on_both_databases;
-use crate::support::{Db, spawn_app};
+use crate::support::{Db, patch_all_at_once, spawn_app};
 
 async fn create_returns_the_secret_once_and_defaults(db: Db) {
     let app = spawn_app(db).await;
@@ -366,20 +366,18 @@ async fn concurrent_edits_of_different_automation_fields_both_stay(db: Db) {
         let a = app.automation(&ws, json!({"name": format!("A{i}")})).await;
         ids.push(a["id"].as_str().expect("id").to_string());
     }
-    let mut edits = vec![];
-    for id in &ids {
-        for body in [
-            json!({"name": "Renamed"}),
-            json!({"enabled": false}),
-            json!({"prompt": "New prompt"}),
-        ] {
-            let (app, path) = (app.clone(), format!("/api/v1/automations/{id}"));
-            edits.push(tokio::spawn(async move { app.patch(&path, body).await.status }));
-        }
-    }
-    for e in edits {
-        assert_eq!(e.await.expect("join"), StatusCode::OK);
-    }
+    let edits = ids
+        .iter()
+        .flat_map(|id| {
+            [
+                json!({"name": "Renamed"}),
+                json!({"enabled": false}),
+                json!({"prompt": "New prompt"}),
+            ]
+            .map(|body| (format!("/api/v1/automations/{id}"), body))
+        })
+        .collect();
+    patch_all_at_once(&app, edits).await;
     for id in &ids {
         let r = app.get(&format!("/api/v1/automations/{id}")).await;
         assert_eq!(

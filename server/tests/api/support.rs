@@ -289,6 +289,22 @@ where
     }
 }
 
+/// Sends every `(path, body)` PATCH at once and expects each to answer 200:
+/// concurrent edits of one resource, as two people (or replicas) would make.
+pub async fn patch_all_at_once(app: &Arc<TestApp>, edits: Vec<(String, Value)>) {
+    let sent: Vec<_> = edits
+        .into_iter()
+        .map(|(path, body)| {
+            let app = app.clone();
+            tokio::spawn(async move { app.patch(&path, body).await })
+        })
+        .collect();
+    for r in sent {
+        let r = r.await.expect("join");
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    }
+}
+
 /// Runs a test body once per database.
 #[macro_export]
 macro_rules! on_both_databases {

@@ -2,7 +2,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::on_both_databases;
-use crate::support::{Db, spawn_app};
+use crate::support::{Db, patch_all_at_once, spawn_app};
 
 async fn tasks_move_by_the_board_rules(db: Db) {
     let app = spawn_app(db).await;
@@ -214,16 +214,14 @@ async fn concurrent_edits_of_different_fields_both_stay(db: Db) {
     for i in 0..20 {
         tasks.push(app.task(&ws, &format!("Task {i}")).await);
     }
-    let mut edits = vec![];
-    for t in &tasks {
-        for body in [json!({"title": "New title"}), json!({"description": "New description"})] {
-            let (app, path) = (app.clone(), format!("/api/v1/tasks/{t}"));
-            edits.push(tokio::spawn(async move { app.patch(&path, body).await.status }));
-        }
-    }
-    for e in edits {
-        assert_eq!(e.await.expect("join"), StatusCode::OK);
-    }
+    let edits = tasks
+        .iter()
+        .flat_map(|t| {
+            [json!({"title": "New title"}), json!({"description": "New description"})]
+                .map(|body| (format!("/api/v1/tasks/{t}"), body))
+        })
+        .collect();
+    patch_all_at_once(&app, edits).await;
     for t in &tasks {
         let r = app.get(&format!("/api/v1/tasks/{t}")).await;
         assert_eq!(
