@@ -5,7 +5,7 @@ use sqlx::AssertSqlSafe;
 use sqlx::any::AnyRow;
 
 use super::rows::RowExt;
-use super::{Store, StoreError, StoreResult, new_id, time_to_text};
+use super::{Backend, Store, StoreError, StoreResult, new_id, time_to_text};
 
 /// One evaluation to record.
 #[derive(Debug, Clone)]
@@ -24,11 +24,27 @@ pub struct EvaluationRecord {
 /// of "why didn't it fire?" for a busy automation.
 pub const KEEP_PER_AUTOMATION: i64 = 300;
 
-/// Rows per INSERT. Small on purpose: binding a parameter costs SQLite a
-/// scan of the statement's parameter names, so a statement's binding grows
-/// with the square of its size (a profile showed 200-row statements spending
-/// most of their time there).
-const INSERT_CHUNK: usize = 16;
+/// Rows per INSERT (9 parameters each; well under either database's limit).
+/// SQLite finds a *named* parameter (`$n`) by scanning the statement's names,
+/// so binding `$n` grows with the square of the statement's size (a profile
+/// showed 200-row statements spending most of their time there); anonymous
+/// `?` parameters bind in order, so on SQLite the rows go in large statements.
+const INSERT_CHUNK: usize = 128;
+
+/// The VALUES list for `rows` rows of `cols` columns, in the backend's
+/// placeholder form: `?` on SQLite (positional), `$n` on PostgreSQL.
+fn values_list(backend: Backend, rows: usize, cols: usize) -> String {
+    let row = |r: usize| -> String {
+        let p: Vec<String> = (1..=cols)
+            .map(|c| match backend {
+                Backend::Sqlite => "?".to_string(),
+                Backend::Postgres => format!("${}", r * cols + c),
+            })
+            .collect();
+        format!("({})", p.join(", "))
+    };
+    (0..rows).map(row).collect::<Vec<_>>().join(", ")
+}
 
 fn gate_from(name: &str) -> Option<Gate> {
     serde_json::from_value(serde_json::Value::String(name.to_string())).ok()
@@ -53,15 +69,9 @@ impl Store {
         let mut tx = self.write_tx().await?;
         // Many rows a statement: a busy automation's ring goes in a few round trips.
         for chunk in batch.chunks(INSERT_CHUNK) {
-            let rows: Vec<String> = (0..chunk.len())
-                .map(|r| {
-                    let p: Vec<String> = (1..=9).map(|c| format!("${}", r * 9 + c)).collect();
-                    format!("({})", p.join(", "))
-                })
-                .collect();
             let sql = format!(
                 "INSERT INTO automation_evaluations (id, automation_id, trigger_id, trigger_type, event_subject, summary, outcome, gate, at) VALUES {}",
-                rows.join(", ")
+                values_list(self.backend(), chunk.len(), 9)
             );
             let mut q = sqlx::query(AssertSqlSafe(sql));
             for e in chunk {
@@ -105,5 +115,16 @@ impl Store {
         .iter()
         .map(evaluation)
         .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_rows_take_positional_parameters_and_postgres_numbered_ones() {
+        assert_eq!(values_list(Backend::Sqlite, 2, 2), "(?, ?), (?, ?)");
+        assert_eq!(values_list(Backend::Postgres, 2, 2), "($1, $2), ($3, $4)");
     }
 }

@@ -57,6 +57,12 @@ async fn a_busy_automation_keeps_only_its_newest_evaluations(db: Db) {
     assert_eq!(list[0]["summary"], "event 999", "newest first");
     assert_eq!(list[0]["gate"], "config");
     assert!(list.len() as i64 >= KEEP_PER_AUTOMATION);
+    // Each round spans several multi-row INSERTs: every row keeps its own values.
+    for (i, e) in list.iter().enumerate() {
+        assert_eq!(e["summary"], format!("event {}", 999 - i), "row {i}");
+        assert_eq!(e["trigger_id"], trigger.as_str(), "row {i}");
+        assert_eq!(e["outcome"], "stopped", "row {i}");
+    }
     app.stop().await;
 }
 on_both_databases!(a_busy_automation_keeps_only_its_newest_evaluations);
