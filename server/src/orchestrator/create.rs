@@ -1,4 +1,4 @@
-//! `create_automation_task`: reload, resolve prompt/title/repository, create the
+//! `create_automation_task`: reload (one read), resolve prompt/title/repository, create the
 //! hidden run task with its run row and its turn lease in one transaction,
 //! then auto-start the agent. An event that already has its run (redelivered,
 //! or raced by another replica) changes nothing.
@@ -6,7 +6,7 @@
 use kandev_core::TriggerType;
 use kandev_core::api::{
     LIVE_RUN_UPDATED, META_AGENT_PROFILE_ID, META_AUTOMATION_ID, META_AUTOMATION_NAME, META_EXECUTOR_PROFILE_ID,
-    META_TARGET_TASK_ID, META_TRIGGER_ID, META_TRIGGER_TYPE, Origin, Repository,
+    META_TARGET_TASK_ID, META_TRIGGER_ID, META_TRIGGER_TYPE, Origin, Repository, Task,
 };
 use kandev_core::board::{PrRef, TaskStatus};
 use kandev_core::events::AutomationTriggered;
@@ -24,7 +24,8 @@ use crate::store::{NewRun, NewTask, StoreError, StoreResult};
 
 /// What [`Orchestrator::write_run`] did.
 enum Written {
-    Run(String),
+    /// The run task, as stored.
+    Run(Box<Task>),
     /// The firing already had its run (redelivered, or raced by a replica).
     AlreadyAnswered,
     /// Nothing was written: the task could not be created.
@@ -35,19 +36,19 @@ enum Written {
 
 impl Orchestrator {
     pub(crate) async fn create_automation_task(&self, event_id: &str, ev: AutomationTriggered) {
-        match self.store.run_for_event(event_id).await {
-            Ok(Some(run_id)) => {
-                tracing::debug!(event_id, run_id, "automation.triggered already answered; nothing to do");
-                return;
-            }
-            Ok(None) => {}
-            Err(error) => tracing::warn!(event_id, %error, "could not check for this event's run; going on"),
-        }
-        let automation = match self.store.get_automation(&ev.automation_id).await {
-            Ok(a) => a,
+        // One read: the automation and whether this event already has its run.
+        let automation = match self.store.automation_for_run(&ev.automation_id, event_id).await {
+            Ok((_, Some(run_id))) => return already_answered(event_id, &run_id),
+            Ok((a, None)) => a,
             Err(error) => {
                 if !matches!(error, StoreError::NotFound) {
                     tracing::warn!(automation_id = %ev.automation_id, %error, "could not load the automation");
+                }
+                // Deleted since: a redelivered event may still have its run.
+                match self.store.run_for_event(event_id).await {
+                    Ok(Some(run_id)) => return already_answered(event_id, &run_id),
+                    Ok(None) => {}
+                    Err(error) => tracing::warn!(event_id, %error, "could not check for this event's run; going on"),
                 }
                 self.record_failed_run(&ev, event_id, FAIL_AUTOMATION_NOT_FOUND).await;
                 return;
@@ -108,8 +109,8 @@ impl Orchestrator {
             base_branch: repository.default_branch.clone(),
             metadata: Value::Object(metadata),
         };
-        let task_id = match self.write_run(&ev, event_id, &new_task, now).await {
-            Written::Run(id) => id,
+        let task = match self.write_run(&ev, event_id, &new_task, now).await {
+            Written::Run(task) => *task,
             Written::AlreadyAnswered => return,
             Written::TaskFailed(error) => {
                 tracing::error!(automation_id = %ev.automation_id, %error, "could not create the run task");
@@ -120,14 +121,6 @@ impl Orchestrator {
             // transaction, and with no row the key was never consumed.
             Written::RunRowFailed(error) => {
                 tracing::error!(automation_id = %ev.automation_id, %error, "could not record the run; its task was not kept");
-                return;
-            }
-        };
-        let task = match self.store.get_task(&task_id).await {
-            Ok(t) => t,
-            Err(error) => {
-                tracing::error!(task_id, %error, "the new run task cannot be read");
-                self.mark_run_failed_by_task_id(&task_id, &error.to_string()).await;
                 return;
             }
         };
@@ -213,15 +206,15 @@ impl Orchestrator {
             Ok(tx) => tx,
             Err(e) => return Written::TaskFailed(e),
         };
-        let task_id = match insert_task_on(&mut tx, new_task, now).await {
-            Ok(id) => id,
+        let task = match insert_task_on(&mut tx, new_task, now).await {
+            Ok(t) => t,
             Err(e) => return Written::TaskFailed(e),
         };
         let row = NewRun {
             automation_id: ev.automation_id.clone(),
             trigger_id: ev.trigger_id.clone(),
             trigger_type: ev.trigger_type.clone(),
-            task_id: task_id.clone(),
+            task_id: task.id.clone(),
             status: RunStatus::TaskCreated,
             dedup_key: row_dedup_key(&ev.trigger_type, &ev.dedup_key, RunRow::TaskCreated),
             trigger_data: ev.trigger_data.clone(),
@@ -237,7 +230,7 @@ impl Orchestrator {
             Err(e) => return Written::RunRowFailed(e),
         };
         let committed: StoreResult<()> = async {
-            self.leases.hold_in(&mut tx, &lease::run(&task_id)).await?;
+            self.leases.hold_in(&mut tx, &lease::run(&task.id)).await?;
             tx.commit().await?;
             Ok(())
         }
@@ -248,7 +241,7 @@ impl Orchestrator {
         self.metrics.run(RunStatus::TaskCreated.as_str());
         // The run's workspace is the task's: no read needed to announce it.
         self.live.notify(&new_task.workspace_id, LIVE_RUN_UPDATED, &run_id);
-        Written::Run(task_id)
+        Written::Run(Box::new(task))
     }
 
     /// A failure before any task existed. For `github_pr_merged` the row
@@ -297,6 +290,10 @@ impl Orchestrator {
             self.live.notify(&a.workspace_id, LIVE_RUN_UPDATED, run_id);
         }
     }
+}
+
+fn already_answered(event_id: &str, run_id: &str) {
+    tracing::debug!(event_id, run_id, "automation.triggered already answered; nothing to do");
 }
 
 fn with_default_branch(mut r: Repository) -> Repository {

@@ -190,6 +190,33 @@ impl Store {
         automation(&row, triggers, repos)
     }
 
+    /// What a firing's run needs, in one read: the automation with its
+    /// repositories but **without its triggers** (a run needs none), and the
+    /// run already written for `event_id`, if any (a redelivered event).
+    pub async fn automation_for_run(&self, id: &str, event_id: &str) -> StoreResult<(Automation, Option<String>)> {
+        let columns: Vec<String> = AUTOMATION_COLUMNS
+            .split(',')
+            .map(|c| format!("a.{}", c.trim()))
+            .collect();
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {}, r.repository_id AS run_repository_id, \
+             (SELECT id FROM automation_runs WHERE event_id = $2 LIMIT 1) AS answered_run \
+             FROM automations a LEFT JOIN automation_repositories r ON r.automation_id = a.id \
+             WHERE a.id = $1 ORDER BY r.position",
+            columns.join(", ")
+        )))
+        .bind(id)
+        .bind(event_id)
+        .fetch_all(&self.pool)
+        .await?;
+        let first = rows.first().ok_or(StoreError::NotFound)?;
+        let repos = rows
+            .iter()
+            .filter_map(|r| r.opt_text("run_repository_id").transpose())
+            .collect::<StoreResult<Vec<_>>>()?;
+        Ok((automation(first, vec![], repos)?, first.opt_text("answered_run")?))
+    }
+
     /// A workspace's automations, newest first, with triggers and repositories.
     pub async fn list_automations(&self, workspace_id: &str) -> StoreResult<Vec<Automation>> {
         let rows = sqlx::query(AssertSqlSafe(format!(

@@ -59,33 +59,30 @@ fn event(row: &AnyRow) -> StoreResult<TaskEvent> {
 }
 
 /// Inserts a task on `conn` (a transaction's connection); returns its id.
-pub async fn insert_task_on(conn: &mut sqlx::AnyConnection, t: &NewTask, now: DateTime<Utc>) -> StoreResult<String> {
-    let id = new_id();
-    sqlx::query(
-            "INSERT INTO tasks (id, workspace_id, title, description, status, origin, archived_at, repository_id, base_branch, metadata, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $8, $9, $10, $10)",
-        )
-        .bind(&id)
-        .bind(&t.workspace_id)
-        .bind(&t.title)
-        .bind(&t.description)
-        .bind(t.status.as_str())
-        .bind(t.origin.as_str())
-        .bind(t.repository_id.clone())
-        .bind(&t.base_branch)
-        .bind(t.metadata.to_string())
-        .bind(time_to_text(now))
-        .execute(conn)
-        .await?;
-    Ok(id)
+/// Inserts a task and answers it as stored (`RETURNING`: no second read).
+pub async fn insert_task_on(conn: &mut sqlx::AnyConnection, t: &NewTask, now: DateTime<Utc>) -> StoreResult<Task> {
+    let row = sqlx::query(AssertSqlSafe(format!(
+        "INSERT INTO tasks ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $8, $9, $10, $10) RETURNING {COLUMNS}"
+    )))
+    .bind(new_id())
+    .bind(&t.workspace_id)
+    .bind(&t.title)
+    .bind(&t.description)
+    .bind(t.status.as_str())
+    .bind(t.origin.as_str())
+    .bind(t.repository_id.clone())
+    .bind(&t.base_branch)
+    .bind(t.metadata.to_string())
+    .bind(time_to_text(now))
+    .fetch_one(conn)
+    .await?;
+    task(&row)
 }
 
 impl Store {
     pub async fn create_task(&self, t: &NewTask, now: DateTime<Utc>) -> StoreResult<Task> {
         let mut conn = self.writer().await?;
-        let id = insert_task_on(&mut conn, t, now).await?;
-        drop(conn);
-        self.get_task(&id).await
+        insert_task_on(&mut conn, t, now).await
     }
 
     /// Creates a task and records its first event (`created`) in one
@@ -99,10 +96,10 @@ impl Store {
         now: DateTime<Utc>,
     ) -> StoreResult<Task> {
         let mut tx = self.write_tx().await?;
-        let id = insert_task_on(&mut tx, t, now).await?;
-        add_event_on(&mut tx, &id, event.0, event.1, actor, now).await?;
+        let task = insert_task_on(&mut tx, t, now).await?;
+        add_event_on(&mut tx, &task.id, event.0, event.1, actor, now).await?;
         tx.commit().await?;
-        self.get_task(&id).await
+        Ok(task)
     }
 
     pub async fn get_task(&self, id: &str) -> StoreResult<Task> {

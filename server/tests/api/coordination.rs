@@ -298,3 +298,55 @@ async fn a_link_row_is_written_with_its_event_in_one_transaction() {
     let _ = Form::Typed;
     app.stop().await;
 }
+
+/// The orchestrator loads a firing's automation and its redelivery check in
+/// one read: the repositories in their order, no triggers, and the run
+/// already written for the event.
+async fn one_read_gives_a_run_its_automation_and_its_event_s_run(db: Db) {
+    let app = spawn_app(db).await;
+    let ws = app.workspace("W").await;
+    let (first, second) = (
+        app.repository(&ws, "acme", "web").await,
+        app.repository(&ws, "acme", "api").await,
+    );
+    let a = app
+        .automation(
+            &ws,
+            json!({"name": "Two repos", "repository_ids": [second, first],
+                   "triggers": [{"type": "github_pr_merged", "config": {"all_repos": true}}]}),
+        )
+        .await;
+    let id = a["id"].as_str().expect("id");
+    let store = &app.services().store;
+    let (automation, answered) = store.automation_for_run(id, "event-1").await.unwrap();
+    assert_eq!(
+        automation.repository_ids,
+        vec![second.clone(), first.clone()],
+        "in the saved order"
+    );
+    assert_eq!(automation.name, "Two repos");
+    assert!(automation.triggers.is_empty(), "a run needs no triggers");
+    assert_eq!(answered, None);
+    let run = NewRun {
+        automation_id: id.into(),
+        trigger_id: a["triggers"][0]["id"].as_str().expect("trigger").into(),
+        trigger_type: "github_pr_merged".into(),
+        task_id: String::new(),
+        status: RunStatus::Failed,
+        dedup_key: String::new(),
+        trigger_data: json!({}),
+        error_message: "x".into(),
+        event_id: "event-1".into(),
+    };
+    let run_id = store.insert_run(&run, Utc::now()).await.unwrap();
+    let (_, answered) = store.automation_for_run(id, "event-1").await.unwrap();
+    assert_eq!(answered, Some(run_id), "a redelivered event finds its run");
+    let (_, other) = store.automation_for_run(id, "event-2").await.unwrap();
+    assert_eq!(other, None);
+    assert!(matches!(
+        store.automation_for_run("missing", "event-1").await,
+        Err(kandev_server::store::StoreError::NotFound)
+    ));
+    app.stop().await;
+}
+crate::on_both_databases!(one_read_gives_a_run_its_automation_and_its_event_s_run);
