@@ -1,10 +1,14 @@
 //! The first page carries only the board: the editor's code is a separate
 //! chunk, fetched when the editor is first opened, and the editor then works.
+//! The task page's code comes while the board idles, so opening a card
+//! fetches no code at all.
 //! A chunk that cannot be loaded (the server was upgraded under an open page,
 //! or the network failed) reloads the app once, then says so.
 
+use std::time::Duration;
+
 use anyhow::ensure;
-use kandev_e2e::{Ctx, scenario};
+use kandev_e2e::{Ctx, eventually, scenario};
 use serde_json::json;
 
 use crate::support::*;
@@ -31,8 +35,9 @@ async fn board_first_editor_on_demand(ctx: Ctx) -> anyhow::Result<()> {
     ctx.browser.wait_text(".columns", "Split me").await?;
     let board = wasm_fetched(&ctx).await?;
     ensure!(
-        board.len() == 1 && board[0].ends_with("/kandev_web_bg.wasm"),
-        "the board fetched more than the main module: {board:?}"
+        board.first().is_some_and(|u| u.ends_with("/kandev_web_bg.wasm"))
+            && !board.iter().any(|u| u.contains("automation_editor_route")),
+        "the board fetched more than the main module and, once idle, the task page: {board:?}"
     );
     open_new_editor(&ctx, &ws).await?;
     let editor = wasm_fetched(&ctx).await?;
@@ -51,6 +56,43 @@ async fn board_first_editor_on_demand(ctx: Ctx) -> anyhow::Result<()> {
 scenario!(
     the_board_loads_without_the_editor_and_the_editor_loads_on_demand,
     super::board_first_editor_on_demand
+);
+
+/// GIVEN the board has shown its cards and idled, THEN the task page's code
+/// has been fetched; WHEN a card is opened, THEN its page shows without
+/// fetching any more code.
+async fn idle_board_readies_the_task_page(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = workspace(&ctx).await?;
+    let task = ctx.stack.task(&ws, "Open me", "todo").await?;
+    wasm_fetched(&ctx).await?;
+    ctx.browser.goto(&format!("/w/{ws}")).await?;
+    ctx.browser.wait_text(".columns", "Open me").await?;
+    let fetched = std::sync::Mutex::new(Vec::<String>::new());
+    eventually(
+        "the task page's code, fetched while idle",
+        Duration::from_secs(15),
+        || async {
+            let new = wasm_fetched(&ctx).await.ok()?;
+            let mut all = fetched.lock().ok()?;
+            all.extend(new);
+            all.iter().any(|u| u.contains("task_detail_route")).then_some(())
+        },
+    )
+    .await?;
+    // Whatever else the prefetch needs arrives with it, not on the click.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    wasm_fetched(&ctx).await?;
+    ctx.browser
+        .click(&format!(".task-card[data-task-id='{task}'] a"))
+        .await?;
+    ctx.browser.wait_for("#delete-task").await?;
+    let opened = wasm_fetched(&ctx).await?;
+    ensure!(opened.is_empty(), "opening the card fetched code: {opened:?}");
+    Ok(())
+}
+scenario!(
+    an_idle_board_readies_the_task_page_so_opening_a_card_fetches_no_code,
+    super::idle_board_readies_the_task_page
 );
 
 /// GIVEN the board is open, WHEN the automations page's chunk cannot be

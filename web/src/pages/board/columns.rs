@@ -36,6 +36,12 @@ pub fn Board() -> impl IntoView {
         let (ws, archived, _) = (ws.get(), archived.get(), pr_tick.get());
         async move { api::board_prs(&ws, archived).await }
     });
+    // The cards are shown: the task page's code can come while the board idles.
+    Effect::new(move |_| {
+        if let Some(Ok(_)) = tasks.get() {
+            crate::routes::prefetch_task_page();
+        }
+    });
     // Task id → its links: filled by the one read, then patched card by card.
     let prs = RwSignal::new(HashMap::<String, Vec<TaskPr>>::new());
     Effect::new(move |_| {
