@@ -9,7 +9,6 @@ use kandev_core::bounds;
 use kandev_core::firing::{clamp_max_concurrent_runs_on_create, manual_data};
 use kandev_core::trigger::FiringType;
 use kandev_core::trigger::config::validate_for_save;
-use serde_json::Value;
 
 use super::{AutomationService, FireOutcome, FireRequest};
 use crate::error::{ServiceError, ServiceResult};
@@ -217,25 +216,29 @@ impl AutomationService {
             .await?)
     }
 
+    /// Writes only the fields the PATCH names: a disable sent while someone
+    /// else edits the config stays a disable. A new config is validated
+    /// against the trigger's type, which never changes.
     pub async fn patch_trigger(&self, id: &str, req: PatchTrigger) -> ServiceResult<Trigger> {
         let t = self
             .store
             .get_trigger(id)
             .await
             .map_err(ServiceError::not_found("trigger"))?;
-        let config: Value = req.config.unwrap_or(t.config);
-        validate_trigger(
-            &NewTrigger {
-                trigger_type: t.trigger_type,
-                config: config.clone(),
-                enabled: None,
-            },
-            self.clock.now(),
-        )?;
+        if let Some(config) = &req.config {
+            validate_trigger(
+                &NewTrigger {
+                    trigger_type: t.trigger_type,
+                    config: config.clone(),
+                    enabled: None,
+                },
+                self.clock.now(),
+            )?;
+        }
         self.store
-            .update_trigger(id, &config, req.enabled.unwrap_or(t.enabled), self.clock.now())
-            .await?;
-        Ok(self.store.get_trigger(id).await?)
+            .update_trigger(id, req.config.as_ref(), req.enabled, self.clock.now())
+            .await
+            .map_err(ServiceError::not_found("trigger"))
     }
 
     pub async fn delete_trigger(&self, id: &str) -> ServiceResult<()> {

@@ -389,20 +389,31 @@ impl Store {
         trigger(&row)
     }
 
-    pub async fn update_trigger(&self, id: &str, config: &Value, enabled: bool, now: DateTime<Utc>) -> StoreResult<()> {
+    /// Writes only the fields given (a concurrent edit of the other one
+    /// stays) and answers the trigger as stored.
+    pub async fn update_trigger(
+        &self,
+        id: &str,
+        config: Option<&Value>,
+        enabled: Option<bool>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Trigger> {
         let mut tx = self.write_tx().await?;
-        let done =
-            sqlx::query("UPDATE automation_triggers SET config = $2, enabled = $3, updated_at = $4 WHERE id = $1")
-                .bind(id)
-                .bind(config.to_string())
-                .bind(flag(enabled))
-                .bind(time_to_text(now))
-                .execute(&mut **tx)
-                .await?;
-        one_row(done)?;
+        let row = sqlx::query(AssertSqlSafe(format!(
+            "UPDATE automation_triggers SET config = COALESCE($2, config), enabled = COALESCE($3, enabled), \
+             updated_at = $4 WHERE id = $1 RETURNING {TRIGGER_COLUMNS}"
+        )))
+        .bind(id)
+        .bind(config.map(Value::to_string))
+        .bind(enabled.map(flag))
+        .bind(time_to_text(now))
+        .fetch_optional(&mut **tx)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        let stored = trigger(&row)?;
         bump_catalog(&mut tx).await?;
         tx.commit().await?;
-        Ok(())
+        Ok(stored)
     }
 
     pub async fn delete_trigger(&self, id: &str) -> StoreResult<bool> {
