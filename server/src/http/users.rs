@@ -35,8 +35,10 @@ pub async fn create(
 }
 
 /// Deletes a user with its tokens, sessions and memberships. Nobody deletes
-/// their own account here (an admin could lock the instance out).
-#[utoipa::path(delete, path = "/api/v1/users/{id}", params(("id" = String, Path)), responses((status = 204)))]
+/// their own account here (an admin could lock the instance out), nor the
+/// only owner of a workspace (409, naming the workspaces).
+#[utoipa::path(delete, path = "/api/v1/users/{id}", params(("id" = String, Path)),
+    responses((status = 204), (status = 409, body = kandev_core::api::ApiError)))]
 pub async fn delete(State(s): State<AppState>, caller: Caller, ApiPath(id): ApiPath<String>) -> HttpResult<StatusCode> {
     if caller.user_id.as_deref() == Some(id.as_str()) {
         return Err(ServiceError::Conflict("you cannot delete your own account".into()).into());

@@ -109,8 +109,45 @@ impl Store {
     }
 
     /// Deletes a user with its tokens, sessions and memberships.
+    /// Deletes a user with its tokens, sessions and memberships, refusing
+    /// (`Conflict`, naming them) while it is the only owner of a workspace:
+    /// like a member change, a deletion never leaves a workspace ownerless.
+    /// Those workspaces' rows are touched first, in id order, so a concurrent
+    /// member change in one of them waits for this (and two deletions cannot
+    /// deadlock).
     pub async fn delete_user(&self, id: &str) -> StoreResult<()> {
         let mut tx = self.write_tx().await?;
+        let owned = sqlx::query(
+            "SELECT workspace_id FROM workspace_members WHERE user_id = $1 AND role = 'owner' ORDER BY workspace_id",
+        )
+        .bind(id)
+        .fetch_all(&mut **tx)
+        .await?;
+        let mut sole = vec![];
+        for row in &owned {
+            let ws = row.text("workspace_id")?;
+            sqlx::query("UPDATE workspaces SET name = name WHERE id = $1")
+                .bind(&ws)
+                .execute(&mut **tx)
+                .await?;
+            let counted = sqlx::query(
+                "SELECT w.name, (SELECT COUNT(*) FROM workspace_members m WHERE m.workspace_id = w.id AND m.role = 'owner') AS owners \
+                 FROM workspaces w WHERE w.id = $1",
+            )
+            .bind(&ws)
+            .fetch_one(&mut **tx)
+            .await?;
+            let owners = usize::try_from(counted.int("owners")?).unwrap_or(0);
+            if !kandev_core::access::leaves_an_owner(owners, true, None) {
+                sole.push(format!("\"{}\"", counted.text("name")?));
+            }
+        }
+        if !sole.is_empty() {
+            return Err(StoreError::Conflict(format!(
+                "this user is the only owner of {}: give each another owner first",
+                sole.join(", ")
+            )));
+        }
         for table in ["api_tokens", "web_sessions", "workspace_members"] {
             sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table} WHERE user_id = $1")))
                 .bind(id)

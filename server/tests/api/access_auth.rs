@@ -469,3 +469,38 @@ async fn a_sign_in_sweeps_expired_sessions_and_stale_failure_counts() {
     assert_eq!(app.count("web_sessions").await, 1, "only the new session is left");
     app.stop().await;
 }
+
+/// GIVEN a user who is the only owner of a workspace, WHEN an admin deletes
+/// the user, THEN it is refused (409, naming the workspace) and nothing is
+/// deleted; once the workspace has another owner the deletion goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_workspaces_only_owner_is_refused() {
+    let app = spawn_app(Db::Sqlite).await;
+    let root = app.person("root", true).await;
+    let alice = app.person("alice", false).await;
+    let bob = app.person("bob", false).await;
+    let ws = app.workspace("Payments").await;
+    app.add_member(&ws, &alice, "owner").await;
+    app.add_member(&ws, &bob, "member").await;
+    let path = format!("/api/v1/users/{}", alice.id);
+    let r = app.request_as(Some(&root), Method::DELETE, &path, None).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.body);
+    let message = r.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("\"Payments\""), "{message}");
+    let me = app.request_as(Some(&alice), Method::GET, "/api/v1/me", None).await;
+    assert_eq!(me.status, StatusCode::OK, "alice and her token are still there");
+    app.add_member(&ws, &bob, "owner").await;
+    let r = app.request_as(Some(&root), Method::DELETE, &path, None).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    let members = app.get(&format!("/api/v1/workspaces/{ws}/members")).await;
+    let owners: Vec<_> = members
+        .body
+        .as_array()
+        .expect("members")
+        .iter()
+        .filter(|m| m["role"] == "owner")
+        .map(|m| m["user_id"].clone())
+        .collect();
+    assert_eq!(owners, vec![json!(bob.id)], "{}", members.body);
+    app.stop().await;
+}
