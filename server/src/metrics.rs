@@ -26,6 +26,8 @@ pub struct Metrics {
     github_remaining: Family<Labels, Gauge>,
     github_requests: Family<Labels, Counter>,
     outbox_published: Counter,
+    outbox_waiting: Gauge,
+    outbox_oldest_seconds: Gauge<f64, std::sync::atomic::AtomicU64>,
     evaluations_dropped: Counter,
     runs_recovered: Family<Labels, Counter>,
     requests_shed: Family<Labels, Counter>,
@@ -65,6 +67,18 @@ impl Default for Metrics {
             github_requests.clone(),
         );
         let outbox_published = Counter::default();
+        let outbox_waiting = Gauge::default();
+        registry.register(
+            "outbox_waiting_events",
+            "Events written but not yet published, as this replica last counted them",
+            outbox_waiting.clone(),
+        );
+        let outbox_oldest_seconds = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+        registry.register(
+            "outbox_oldest_waiting_seconds",
+            "Age of the oldest event not yet published (0 when none waits)",
+            outbox_oldest_seconds.clone(),
+        );
         let evaluations_dropped = Counter::default();
         let runs_recovered = Family::<Labels, Counter>::default();
         registry.register(
@@ -99,6 +113,8 @@ impl Default for Metrics {
             board_reads,
             requests_shed,
             outbox_published,
+            outbox_waiting,
+            outbox_oldest_seconds,
             evaluations_dropped,
             runs_recovered,
             http_requests,
@@ -147,6 +163,12 @@ impl Metrics {
 
     pub fn outbox_published(&self) {
         self.outbox_published.inc();
+    }
+
+    /// The outbox's backlog: events waiting and the oldest one's age.
+    pub fn outbox_waiting(&self, events: i64, oldest_seconds: f64) {
+        self.outbox_waiting.set(events);
+        self.outbox_oldest_seconds.set(oldest_seconds);
     }
 
     /// `in_flight` (the concurrency limit) or `timeout`.

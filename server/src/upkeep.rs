@@ -69,6 +69,7 @@ impl Upkeep {
                             outbox.prune().await;
                         }
                     }
+                    outbox.measure().await;
                     if n % RECOVER_EVERY == 0 && leases.try_hold(lease::RECOVERY).await {
                         orchestrator.recover_orphans().await;
                         merger.resume_all().await;

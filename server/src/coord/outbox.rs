@@ -123,6 +123,21 @@ impl Outbox {
         n
     }
 
+    /// Counts what still waits to be published into the metrics (every
+    /// replica, every upkeep tick, after the relay: so it is what the relay
+    /// could not send).
+    pub async fn measure(&self) {
+        match self.store.outbox_waiting().await {
+            Ok((events, oldest)) => {
+                let age = oldest
+                    .map(|at| (self.clock.now() - at).num_milliseconds().max(0) as f64 / 1000.0)
+                    .unwrap_or(0.0);
+                self.metrics.outbox_waiting(events, age);
+            }
+            Err(error) => tracing::warn!(%error, "could not count the outbox's backlog"),
+        }
+    }
+
     /// Forgets what was published long ago, and old GitHub delivery ids.
     pub async fn prune(&self) {
         let now = self.clock.now();

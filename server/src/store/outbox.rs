@@ -85,11 +85,17 @@ impl Store {
         Ok(published + received)
     }
 
-    /// How many events wait to be published (metrics).
+    /// How many events wait to be published.
     pub async fn outbox_backlog(&self) -> StoreResult<i64> {
-        let row = sqlx::query("SELECT COUNT(*) AS n FROM outbox WHERE published_at IS NULL")
+        Ok(self.outbox_waiting().await?.0)
+    }
+
+    /// How many events wait to be published, and when the oldest was written
+    /// (metrics: a backlog that only grows older means nothing is sending).
+    pub async fn outbox_waiting(&self) -> StoreResult<(i64, Option<DateTime<Utc>>)> {
+        let row = sqlx::query("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox WHERE published_at IS NULL")
             .fetch_one(self.pool())
             .await?;
-        row.int("n")
+        Ok((row.int("n")?, row.opt_time("oldest")?))
     }
 }

@@ -269,6 +269,38 @@ async fn a_merge_job_nobody_drives_is_taken_over() {
     app.stop().await;
 }
 
+/// The metric an operator watches for "nothing lost": events written but
+/// not yet published, and the oldest one's age; both back to 0 once sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_outbox_backlog_and_its_age_are_measured() {
+    let app = spawn_app(Db::Sqlite).await;
+    let s = app.services();
+    // Written a moment ago and not yet published (the relay waits 1.5 s for
+    // its writer): the backlog is one event.
+    let event = s.outbox.event("test.nobody_listens", "test", Payload::Other(json!({})));
+    let mut tx = s.store.write_tx().await.unwrap();
+    kandev_server::store::outbox::enqueue(&mut tx, &event).await.unwrap();
+    tx.commit().await.unwrap();
+    s.outbox.measure().await;
+    let text = app.metrics().await;
+    assert!(text.contains("kandev_outbox_waiting_events 1\n"), "{text}");
+    let age = metric_value(&text, "kandev_outbox_oldest_waiting_seconds");
+    assert!((0.0..1.5).contains(&age), "{age}");
+    s.outbox.committed(&event).await;
+    s.outbox.flush_marks().await;
+    s.outbox.measure().await;
+    let text = app.metrics().await;
+    assert!(text.contains("kandev_outbox_waiting_events 0\n"), "{text}");
+    assert_eq!(metric_value(&text, "kandev_outbox_oldest_waiting_seconds"), 0.0);
+    app.stop().await;
+}
+
+fn metric_value(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("{name} missing from {text}"))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_link_row_is_written_with_its_event_in_one_transaction() {
     use kandev_server::board::PrLinker;
