@@ -94,7 +94,9 @@ pub fn validate_target(url: &str, events: &[String], secret: Option<&str>) -> Re
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Subject {
     pub workspace_id: String,
+    /// Empty for a run that failed before its task existed.
     pub task_id: String,
+    /// The task's title; the automation's name when there is no task.
     pub task_title: String,
     /// The PR URL, the block reason, the run's error: one line of detail.
     pub detail: String,
@@ -119,7 +121,8 @@ pub fn webhook_body(event: &str, delivery_id: &str, subject: &Subject, at: DateT
         "delivery_id": delivery_id,
         "occurred_at": at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         "workspace_id": subject.workspace_id,
-        "task": {"id": subject.task_id, "title": subject.task_title},
+        // A run that failed before its task existed has no task to name.
+        "task": (!subject.task_id.is_empty()).then(|| json!({"id": subject.task_id, "title": subject.task_title})),
         "detail": subject.detail,
         "data": subject.data,
     })

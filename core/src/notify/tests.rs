@@ -120,3 +120,24 @@ fn the_detail_is_the_reason_summary_error_or_pr_url() {
     );
     assert_eq!(detail(&json!({"reason": 5})), "");
 }
+
+#[test]
+fn a_run_that_failed_before_its_task_names_no_task_and_headlines_its_automation() {
+    let s = Subject {
+        workspace_id: "w1".into(),
+        task_id: String::new(),
+        task_title: "Archive merged PRs".into(),
+        detail: "no repository".into(),
+        data: json!({"automation_id": "a1"}),
+    };
+    let at = chrono::DateTime::parse_from_rfc3339("2026-12-02T10:00:00Z")
+        .expect("time")
+        .with_timezone(&chrono::Utc);
+    let body = webhook_body(RUN_FAILED, "d1", &s, at);
+    assert_eq!(body["task"], Value::Null);
+    assert_eq!(body["data"]["automation_id"], "a1");
+    assert_eq!(
+        headline(RUN_FAILED, &s),
+        "Automation run failed: “Archive merged PRs” — no repository"
+    );
+}

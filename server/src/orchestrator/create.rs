@@ -50,7 +50,9 @@ impl Orchestrator {
                     Ok(None) => {}
                     Err(error) => tracing::warn!(event_id, %error, "could not check for this event's run; going on"),
                 }
-                self.record_failed_run(&ev, event_id, FAIL_AUTOMATION_NOT_FOUND).await;
+                // Deleted: no workspace to tell.
+                self.record_failed_run(&ev, event_id, FAIL_AUTOMATION_NOT_FOUND, None)
+                    .await;
                 return;
             }
         };
@@ -79,7 +81,8 @@ impl Orchestrator {
         {
             Some(r) => r,
             None => {
-                self.record_failed_run(&ev, event_id, FAIL_NO_REPOSITORY).await;
+                self.record_failed_run(&ev, event_id, FAIL_NO_REPOSITORY, Some(&automation))
+                    .await;
                 return;
             }
         };
@@ -114,7 +117,8 @@ impl Orchestrator {
             Written::AlreadyAnswered => return,
             Written::TaskFailed(error) => {
                 tracing::error!(automation_id = %ev.automation_id, %error, "could not create the run task");
-                self.record_failed_run(&ev, event_id, &error.to_string()).await;
+                self.record_failed_run(&ev, event_id, &error.to_string(), Some(&automation))
+                    .await;
                 return;
             }
             // `deleteAbandonedTask`: the task went with the rolled-back
@@ -245,8 +249,15 @@ impl Orchestrator {
     }
 
     /// A failure before any task existed. For `github_pr_merged` the row
-    /// carries no key, so the firing stays retriable.
-    async fn record_failed_run(&self, ev: &AutomationTriggered, event_id: &str, error: &str) {
+    /// carries no key, so the firing stays retriable. The automation's
+    /// workspace, when it still has one, is notified with the row.
+    async fn record_failed_run(
+        &self,
+        ev: &AutomationTriggered,
+        event_id: &str,
+        error: &str,
+        automation: Option<&kandev_core::api::Automation>,
+    ) {
         let row = NewRun {
             automation_id: ev.automation_id.clone(),
             trigger_id: ev.trigger_id.clone(),
@@ -258,7 +269,8 @@ impl Orchestrator {
             error_message: error.to_string(),
             event_id: event_id.to_string(),
         };
-        match self.store.insert_run(&row, self.clock.now()).await {
+        let about = automation.map(|a| (a.workspace_id.as_str(), a.name.as_str()));
+        match self.store.insert_pre_task_failure(&row, about, self.clock.now()).await {
             Ok(run_id) => {
                 self.metrics.run(RunStatus::Failed.as_str());
                 self.notify_run(&ev.automation_id, &run_id).await;

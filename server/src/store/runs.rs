@@ -140,6 +140,33 @@ impl Store {
         insert_run_on(&mut conn, run, now).await
     }
 
+    /// A run that failed before its task existed, and, when its automation
+    /// is known (`about`: workspace id and automation name), the workspace's
+    /// `automation_run.failed` notifications in the same transaction. A row
+    /// the event already has (a redelivery) is a `Conflict` and notifies
+    /// nobody again.
+    pub async fn insert_pre_task_failure(
+        &self,
+        run: &NewRun,
+        about: Option<(&str, &str)>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<String> {
+        let mut tx = self.write_tx().await?;
+        let id = insert_run_on(&mut tx, run, now).await?;
+        if let Some((workspace_id, automation_name)) = about {
+            let subject = kandev_core::notify::Subject {
+                workspace_id: workspace_id.to_string(),
+                task_id: String::new(),
+                task_title: automation_name.to_string(),
+                detail: run.error_message.clone(),
+                data: serde_json::json!({"run_id": id, "automation_id": run.automation_id, "error": run.error_message}),
+            };
+            super::notifications::enqueue_on(&mut tx, kandev_core::notify::RUN_FAILED, &subject, None, now).await?;
+        }
+        tx.commit().await?;
+        Ok(id)
+    }
+
     /// Whether a non-empty key is already on a run row of this automation, in
     /// any status. Unchanged for every trigger type.
     pub async fn has_run_with_dedup_key(&self, automation_id: &str, key: &str) -> StoreResult<bool> {

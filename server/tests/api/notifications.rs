@@ -282,6 +282,69 @@ async fn a_failed_automation_run_notifies_once_with_its_error() {
     app.stop().await;
 }
 
+/// GIVEN a workspace with no repository, WHEN a merged PR fires its
+/// automation, THEN the run fails before any task exists and the workspace's
+/// targets still hear of it once: no task named, the automation and its
+/// error in the body; a redelivery of the event tells nobody again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_fails_before_its_task_exists_notifies_once() {
+    let app = crate::support::spawn_app(Db::Sqlite).await;
+    let ws = app.workspace("No repos").await;
+    let (hook, url) = Receiver::start(&[]).await;
+    target(
+        &app,
+        &ws,
+        json!({"kind": "webhook", "url": url, "events": ["automation_run.failed"]}),
+    )
+    .await;
+    let task = app.task(&ws, "target").await;
+    let a = app
+        .merged_automation(&ws, json!({"all_repos": true}), "e2e:message(\"ok\")", 1)
+        .await;
+    app.publish_pr(
+        &crate::engine::merged_pr(&task, "acme", "api", 7),
+        crate::engine::Form::Typed,
+    )
+    .await;
+    let run = app.wait_for_run_status(&a, "failed").await;
+    assert_eq!(run.task_id, "", "failed before its task");
+    eventually("the failure notification", Duration::from_secs(10), || async {
+        hook.got().len() == 1
+    })
+    .await;
+    let body: Value = serde_json::from_slice(&hook.got()[0].body).unwrap();
+    assert_eq!(body["event"], "automation_run.failed");
+    assert_eq!(body["task"], Value::Null, "{body}");
+    assert_eq!(body["data"]["automation_id"], a);
+    assert_eq!(body["data"]["run_id"], run.id);
+    assert_eq!(body["detail"], kandev_core::firing::FAIL_NO_REPOSITORY, "{body}");
+    // The same event again (a redelivery): its row exists, nobody is told twice.
+    let row = app.services().store.get_run_record(&run.id).await.unwrap();
+    let event_id = sqlx::query("SELECT event_id FROM automation_runs WHERE id = $1")
+        .bind(&run.id)
+        .fetch_one(app.services().store.pool())
+        .await
+        .unwrap();
+    let again = kandev_core::events::Event {
+        id: sqlx::Row::try_get::<String, _>(&event_id, "event_id").unwrap(),
+        subject: kandev_core::events::AUTOMATION_TRIGGERED.into(),
+        source: kandev_core::events::SOURCE_AUTOMATION.into(),
+        timestamp: chrono::Utc::now(),
+        data: kandev_core::events::Payload::AutomationTriggered(kandev_core::events::AutomationTriggered {
+            automation_id: a.clone(),
+            trigger_id: row.trigger_id.clone(),
+            trigger_type: row.trigger_type.clone(),
+            trigger_data: json!({"task_id": task, "owner": "acme", "repo": "api", "pr_number": 7}),
+            dedup_key: "again".into(),
+        }),
+    };
+    app.services().bus.publish_event(again).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(hook.got().len(), 1, "one notification per failed run");
+    assert_eq!(app.runs_of(&a).await.len(), 1);
+    app.stop().await;
+}
+
 /// The first attempt of the only delivery, once there is one.
 async fn first_attempt(app: &TestApp, ws: &str) -> Value {
     eventually("an attempt in the log", Duration::from_secs(10), || async {
