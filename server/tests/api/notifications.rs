@@ -12,6 +12,7 @@ use axum::http::{HeaderMap, StatusCode as AxumStatus};
 use axum::routing::post;
 use chrono::{DateTime, Utc};
 use kandev_server::clock::ManualClock;
+use kandev_server::store::RunRecord;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -247,21 +248,19 @@ async fn a_test_send_reaches_the_target_and_bad_targets_are_refused() {
     app.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failed_automation_run_notifies_once_with_its_error() {
-    let app = crate::support::spawn_app(Db::Sqlite).await;
-    let ws = app.workspace_with_repo("W").await;
+/// A target for `automation_run.failed` in `ws`, a merged-PR automation
+/// with `prompt`, and its run once failed and notified: the receiver, the
+/// target task, the automation and the run.
+async fn a_run_that_fails(app: &TestApp, ws: &str, prompt: &str) -> (Receiver, String, String, RunRecord) {
     let (hook, url) = Receiver::start(&[]).await;
     target(
-        &app,
-        &ws,
+        app,
+        ws,
         json!({"kind": "webhook", "url": url, "events": ["automation_run.failed"]}),
     )
     .await;
-    let task = app.task(&ws, "target").await;
-    let a = app
-        .merged_automation(&ws, json!({"all_repos": true}), "e2e:crash()", 1)
-        .await;
+    let task = app.task(ws, "target").await;
+    let a = app.merged_automation(ws, json!({"all_repos": true}), prompt, 1).await;
     app.publish_pr(
         &crate::engine::merged_pr(&task, "acme", "api", 7),
         crate::engine::Form::Typed,
@@ -272,6 +271,14 @@ async fn a_failed_automation_run_notifies_once_with_its_error() {
         hook.got().len() == 1
     })
     .await;
+    (hook, task, a, run)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_automation_run_notifies_once_with_its_error() {
+    let app = crate::support::spawn_app(Db::Sqlite).await;
+    let ws = app.workspace_with_repo("W").await;
+    let (hook, _, a, run) = a_run_that_fails(&app, &ws, "e2e:crash()").await;
     let body: Value = serde_json::from_slice(&hook.got()[0].body).unwrap();
     assert_eq!(body["event"], "automation_run.failed");
     assert_eq!(body["task"]["id"], run.task_id);
@@ -290,28 +297,8 @@ async fn a_failed_automation_run_notifies_once_with_its_error() {
 async fn a_run_that_fails_before_its_task_exists_notifies_once() {
     let app = crate::support::spawn_app(Db::Sqlite).await;
     let ws = app.workspace("No repos").await;
-    let (hook, url) = Receiver::start(&[]).await;
-    target(
-        &app,
-        &ws,
-        json!({"kind": "webhook", "url": url, "events": ["automation_run.failed"]}),
-    )
-    .await;
-    let task = app.task(&ws, "target").await;
-    let a = app
-        .merged_automation(&ws, json!({"all_repos": true}), "e2e:message(\"ok\")", 1)
-        .await;
-    app.publish_pr(
-        &crate::engine::merged_pr(&task, "acme", "api", 7),
-        crate::engine::Form::Typed,
-    )
-    .await;
-    let run = app.wait_for_run_status(&a, "failed").await;
+    let (hook, task, a, run) = a_run_that_fails(&app, &ws, "e2e:message(\"ok\")").await;
     assert_eq!(run.task_id, "", "failed before its task");
-    eventually("the failure notification", Duration::from_secs(10), || async {
-        hook.got().len() == 1
-    })
-    .await;
     let body: Value = serde_json::from_slice(&hook.got()[0].body).unwrap();
     assert_eq!(body["event"], "automation_run.failed");
     assert_eq!(body["task"], Value::Null, "{body}");
