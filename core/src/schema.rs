@@ -68,7 +68,8 @@ pub fn url_forbids(c: char) -> bool {
 }
 
 /// A review hand-off's `pr_url`: blank, a GitHub pull request URL (anything
-/// may follow the number after `/`, `?` or `#`), or `owner/repo#number`.
+/// may follow the number after `/`, `?` or `#`), or `owner/repo#number`;
+/// spaces around either are trimmed, as the server does.
 pub const PR_REF: &str = concat!(
     "^[",
     space_class!(),
@@ -76,7 +77,9 @@ pub const PR_REF: &str = concat!(
     space_class!(),
     "]+/[^/",
     space_class!(),
-    "]+/[Pp][Uu][Ll][Ll]/0*[1-9][0-9]{0,17}(?:[/?#][\\s\\S]*)?|[^/#",
+    "]+/[Pp][Uu][Ll][Ll]/0*[1-9][0-9]{0,17}(?:[/?#][\\s\\S]*|[",
+    space_class!(),
+    "]*)|[^/#",
     space_class!(),
     "]+/[^/#",
     space_class!(),
@@ -214,6 +217,8 @@ mod tests {
             "\u{1c}acme/api#1",
             "acme/api#1\u{1f}",
             "https://github.com/a\u{a0}b/c/pull/1",
+            "https://github.com/a/b/pull/1 ",
+            " https://github.com/a/b/pull/1\t",
             "a/b#+1",
             "a/b#0",
             "\u{1c}",
