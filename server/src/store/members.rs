@@ -13,6 +13,24 @@ fn role(row: &AnyRow) -> StoreResult<Role> {
     Role::parse(&r).ok_or_else(|| StoreError::Corrupt(format!("role {r}")))
 }
 
+/// Locks a workspace's row for the rest of the transaction (a row lock on
+/// PostgreSQL, the write lock on SQLite) and counts its owners: every change
+/// that could remove an owner takes this turn first, so two such changes to
+/// one workspace cannot both remove "the other" owner.
+pub(super) async fn lock_and_count_owners(conn: &mut sqlx::AnyConnection, workspace_id: &str) -> StoreResult<usize> {
+    let locked = sqlx::query("UPDATE workspaces SET name = name WHERE id = $1")
+        .bind(workspace_id)
+        .execute(&mut *conn)
+        .await?;
+    super::one_row(locked)?;
+    let owners = sqlx::query("SELECT COUNT(*) AS n FROM workspace_members WHERE workspace_id = $1 AND role = 'owner'")
+        .bind(workspace_id)
+        .fetch_one(&mut *conn)
+        .await?
+        .int("n")?;
+    Ok(usize::try_from(owners).unwrap_or(0))
+}
+
 impl Store {
     /// The user's role in a workspace, if a member.
     pub async fn member_role(&self, workspace_id: &str, user_id: &str) -> StoreResult<Option<Role>> {
@@ -37,11 +55,7 @@ impl Store {
         now: DateTime<Utc>,
     ) -> StoreResult<()> {
         let mut tx = self.write_tx().await?;
-        let locked = sqlx::query("UPDATE workspaces SET name = name WHERE id = $1")
-            .bind(workspace_id)
-            .execute(&mut **tx)
-            .await?;
-        super::one_row(locked)?;
+        let owners = lock_and_count_owners(&mut tx, workspace_id).await?;
         let current = sqlx::query("SELECT role FROM workspace_members WHERE workspace_id = $1 AND user_id = $2")
             .bind(workspace_id)
             .bind(user_id)
@@ -50,13 +64,6 @@ impl Store {
             .as_ref()
             .map(role)
             .transpose()?;
-        let owners =
-            sqlx::query("SELECT COUNT(*) AS n FROM workspace_members WHERE workspace_id = $1 AND role = 'owner'")
-                .bind(workspace_id)
-                .fetch_one(&mut **tx)
-                .await?
-                .int("n")?;
-        let owners = usize::try_from(owners).unwrap_or(0);
         if !kandev_core::access::leaves_an_owner(owners, current == Some(Role::Owner), new_role) {
             return Err(StoreError::Conflict("a workspace keeps at least one owner".into()));
         }

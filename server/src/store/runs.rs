@@ -8,6 +8,12 @@ use sqlx::any::AnyRow;
 use super::rows::RowExt;
 use super::{AutomationBrief, Store, StoreError, StoreResult, new_id, time_to_text, unique_or};
 
+/// The `data` of an `automation_run.failed` notification, whether the run
+/// failed before or after its task existed: receivers see one shape.
+fn run_failed_data(run_id: &str, automation_id: &str, error: &str) -> Value {
+    serde_json::json!({"run_id": run_id, "automation_id": automation_id, "error": error})
+}
+
 /// A run row to write.
 #[derive(Debug, Clone)]
 pub struct NewRun {
@@ -159,7 +165,7 @@ impl Store {
                 task_id: String::new(),
                 task_title: automation_name.to_string(),
                 detail: run.error_message.clone(),
-                data: serde_json::json!({"run_id": id, "automation_id": run.automation_id, "error": run.error_message}),
+                data: run_failed_data(&id, &run.automation_id, &run.error_message),
             };
             super::notifications::enqueue_on(&mut tx, kandev_core::notify::RUN_FAILED, &subject, None, now).await?;
         }
@@ -234,7 +240,7 @@ impl Store {
         // queues the notification, in the same transaction.
         let mut tx = self.write_tx().await?;
         if update.execute(&mut **tx).await?.rows_affected() == 1 {
-            let data = serde_json::json!({"run_id": row.text("id")?, "automation_id": row.text("automation_id")?, "error": error});
+            let data = run_failed_data(&row.text("id")?, &row.text("automation_id")?, error);
             let subject = super::notifications::task_subject_on(&mut tx, task_id, error.to_string(), data).await?;
             if let Some(subject) = subject {
                 super::notifications::enqueue_on(&mut tx, kandev_core::notify::RUN_FAILED, &subject, None, now).await?;

@@ -118,28 +118,17 @@ impl Store {
     pub async fn delete_user(&self, id: &str) -> StoreResult<()> {
         let mut tx = self.write_tx().await?;
         let owned = sqlx::query(
-            "SELECT workspace_id FROM workspace_members WHERE user_id = $1 AND role = 'owner' ORDER BY workspace_id",
+            "SELECT m.workspace_id, w.name FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id \
+             WHERE m.user_id = $1 AND m.role = 'owner' ORDER BY m.workspace_id",
         )
         .bind(id)
         .fetch_all(&mut **tx)
         .await?;
         let mut sole = vec![];
         for row in &owned {
-            let ws = row.text("workspace_id")?;
-            sqlx::query("UPDATE workspaces SET name = name WHERE id = $1")
-                .bind(&ws)
-                .execute(&mut **tx)
-                .await?;
-            let counted = sqlx::query(
-                "SELECT w.name, (SELECT COUNT(*) FROM workspace_members m WHERE m.workspace_id = w.id AND m.role = 'owner') AS owners \
-                 FROM workspaces w WHERE w.id = $1",
-            )
-            .bind(&ws)
-            .fetch_one(&mut **tx)
-            .await?;
-            let owners = usize::try_from(counted.int("owners")?).unwrap_or(0);
+            let owners = super::members::lock_and_count_owners(&mut tx, &row.text("workspace_id")?).await?;
             if !kandev_core::access::leaves_an_owner(owners, true, None) {
-                sole.push(format!("\"{}\"", counted.text("name")?));
+                sole.push(format!("\"{}\"", row.text("name")?));
             }
         }
         if !sole.is_empty() {
