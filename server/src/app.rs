@@ -306,7 +306,7 @@ impl Application {
         components.upkeep.start().await;
         components.notifier.start().await;
         // 5. HTTP.
-        let extra = McpEndpoints::new(services.store.clone(), services.board.clone(), services.access.clone()).routes();
+        let extra = McpEndpoints::new(services.store.clone(), services.board.clone()).routes();
         let routes = http::api_routes(extra);
         let route_table = routes.table().to_vec();
         if services.settings.web_dir.is_none() && !http::embedded_app_present() {

@@ -121,14 +121,6 @@ impl Access {
         }))
     }
 
-    /// The caller's membership role in a workspace (admins need none).
-    pub async fn role(&self, caller: &Caller, workspace_id: &str) -> ServiceResult<Option<Role>> {
-        match &caller.user_id {
-            Some(user) => Ok(self.store.member_role(workspace_id, user).await?),
-            None => Ok(None),
-        }
-    }
-
     /// The workspaces a caller sees, with its role in each. Admins see every
     /// workspace and act as owners in all of them.
     pub async fn workspaces(&self, caller: &Caller) -> ServiceResult<Vec<MyWorkspace>> {

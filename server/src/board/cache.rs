@@ -129,8 +129,10 @@ impl BoardCache {
         self.held.load(Ordering::Relaxed)
     }
 
-    /// Forgets a workspace's boards (it is gone).
-    pub fn forget(&self, workspace: &str) {
+    /// Forgets a workspace's boards. Only tests need it: workspaces are never
+    /// deleted, and a gone one is refused by the guard before any read.
+    #[cfg(test)]
+    fn forget(&self, workspace: &str) {
         self.slots
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -21,7 +21,7 @@ use crate::clock::Clock;
 use crate::error::{ServiceError, ServiceResult};
 use crate::live::LiveHub;
 use crate::metrics::Metrics;
-use crate::store::{NewTask, Store, StoreError};
+use crate::store::{NewTask, Store};
 
 /// Why a move is refused while the merger holds the task.
 pub const MERGE_IN_PROGRESS: &str =
@@ -153,17 +153,15 @@ impl BoardService {
     }
 
     /// The board as the JSON `list` would serialize, served from the cache
-    /// when no task of the workspace changed since it was built.
+    /// when no task of the workspace changed since `version` (the board
+    /// version the caller read when it admitted the request).
     pub async fn list_json(
         &self,
         workspace_id: &str,
+        version: i64,
         include_archived: bool,
         include_runs: bool,
     ) -> ServiceResult<bytes::Bytes> {
-        let Some(version) = self.store.board_version(workspace_id).await? else {
-            self.cache.forget(workspace_id);
-            return Err(ServiceError::not_found("workspace")(StoreError::NotFound));
-        };
         let (body, how) = self
             .cache
             .read(workspace_id, include_archived, include_runs, version, || async {

@@ -29,6 +29,9 @@ pub struct InWorkspace {
     pub workspace_id: String,
     pub role: Option<Role>,
     pub admin: bool,
+    /// The workspace's board version, read with the admission: a board read
+    /// needs no second look.
+    pub board_version: i64,
 }
 
 /// Every request, routed or not: the `Host` must be a loopback name or the
@@ -185,13 +188,19 @@ async fn workspace_access(
 ) -> ServiceResult<InWorkspace> {
     let id = resource_id(req, scope).await?;
     let hidden = || ServiceError::NotFound(format!("{} not found", scope.noun()));
-    let workspace_id = s.store.workspace_of(scope, &id).await?.ok_or_else(hidden)?;
-    let role = s.access.role(caller, &workspace_id).await?;
+    // One read: the resource's workspace, the caller's role there and the board version.
+    let place = s
+        .store
+        .place(scope, &id, caller.user_id.as_deref())
+        .await?
+        .ok_or_else(hidden)?;
+    let role = place.role;
     match decide(caller.admin, role, level) {
         Verdict::Allow => Ok(InWorkspace {
-            workspace_id,
+            workspace_id: place.workspace_id,
             role,
             admin: caller.admin,
+            board_version: place.board_version,
         }),
         Verdict::Hidden => Err(hidden()),
         Verdict::Forbidden => Err(ServiceError::Forbidden(format!(

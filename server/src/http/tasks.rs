@@ -12,6 +12,7 @@ use serde::Deserialize;
 
 use super::error::HttpResult;
 use super::extract::{ApiJson, ApiPath, ApiQuery, optional_json};
+use super::guard::InWorkspace;
 use super::{ApiRoutes, AppState};
 use crate::access::Caller;
 
@@ -60,11 +61,19 @@ pub async fn create(
     responses((status = 200, body = [Task])))]
 pub async fn list(
     State(s): State<AppState>,
-    ApiPath(ws): ApiPath<String>,
+    place: InWorkspace,
     ApiQuery(p): ApiQuery<ListParams>,
 ) -> HttpResult<axum::response::Response> {
     use axum::response::IntoResponse;
-    let body = s.board.list_json(&ws, p.include_archived, p.include_runs).await?;
+    let body = s
+        .board
+        .list_json(
+            &place.workspace_id,
+            place.board_version,
+            p.include_archived,
+            p.include_runs,
+        )
+        .await?;
     Ok(([(axum::http::header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 

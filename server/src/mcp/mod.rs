@@ -23,7 +23,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tower::ServiceExt;
 
-use crate::access::{Access, Caller};
+use crate::access::Caller;
 use crate::board::BoardService;
 use crate::error::ServiceError;
 use crate::http::ApiRoutes;
@@ -57,11 +57,11 @@ pub struct McpEndpoints {
 }
 
 impl McpEndpoints {
-    pub fn new(store: Store, board: Arc<BoardService>, access: Arc<Access>) -> Self {
+    pub fn new(store: Store, board: Arc<BoardService>) -> Self {
         let make = || {
-            let (store, board, access) = (store.clone(), board.clone(), access.clone());
+            let (store, board) = (store.clone(), board.clone());
             StreamableHttpService::new(
-                move || Ok(KandevTools::new(store.clone(), board.clone(), access.clone())),
+                move || Ok(KandevTools::new(store.clone(), board.clone())),
                 Arc::new(LocalSessionManager::default()),
                 StreamableHttpServerConfig::default(),
             )

@@ -2,13 +2,10 @@
 //! its run's workspace, a user only its workspaces at its role there. A task
 //! outside the caller's reach answers exactly as a missing one.
 
-use std::sync::Arc;
-
-use kandev_core::access::{Level, Verdict, decide};
+use kandev_core::access::{Level, Scope as AccessScope, Verdict, decide};
 use kandev_core::api::{Actor, Task};
 
 use super::McpCaller;
-use crate::access::Access;
 use crate::store::Store;
 
 /// Why a tool may not act.
@@ -32,12 +29,11 @@ impl Refusal {
 #[derive(Clone)]
 pub struct Scope {
     store: Store,
-    access: Arc<Access>,
 }
 
 impl Scope {
-    pub fn new(store: Store, access: Arc<Access>) -> Self {
-        Scope { store, access }
+    pub fn new(store: Store) -> Self {
+        Scope { store }
     }
 
     /// Whether the caller may act at `level` in a workspace.
@@ -46,12 +42,14 @@ impl Scope {
             McpCaller::Session { workspace_id: own, .. } if own == workspace_id => Ok(()),
             McpCaller::Session { .. } => Err(Refusal::Hidden),
             McpCaller::User(c) => {
-                let role = self.access.role(c, workspace_id).await.map_err(|_| Refusal::Hidden)?;
-                // A workspace that does not exist is hidden even from an admin.
-                if self.store.get_workspace(workspace_id).await.is_err() {
-                    return Err(Refusal::Hidden);
-                }
-                match decide(c.admin, role, level) {
+                // One read; a workspace that does not exist is hidden even from an admin.
+                let place = self
+                    .store
+                    .place(AccessScope::Workspace, workspace_id, c.user_id.as_deref())
+                    .await
+                    .map_err(|_| Refusal::Hidden)?
+                    .ok_or(Refusal::Hidden)?;
+                match decide(c.admin, place.role, level) {
                     Verdict::Allow => Ok(()),
                     Verdict::Hidden => Err(Refusal::Hidden),
                     Verdict::Forbidden => Err(Refusal::Forbidden),

@@ -19,7 +19,6 @@ use serde_json::json;
 use super::McpCaller;
 use super::archive::archive;
 use super::scope::{Scope, actor};
-use crate::access::Access;
 use crate::board::BoardService;
 use crate::store::Store;
 
@@ -80,9 +79,9 @@ fn tool_error(text: impl Into<String>) -> Result<CallToolResult, rmcp::ErrorData
 
 #[tool_router]
 impl KandevTools {
-    pub fn new(store: Store, board: Arc<BoardService>, access: Arc<Access>) -> Self {
+    pub fn new(store: Store, board: Arc<BoardService>) -> Self {
         KandevTools {
-            scope: Scope::new(store.clone(), access),
+            scope: Scope::new(store.clone()),
             store,
             board,
             tool_router: Self::tool_router(),

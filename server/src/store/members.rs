@@ -8,6 +8,15 @@ use sqlx::any::AnyRow;
 use super::rows::RowExt;
 use super::{Store, StoreError, StoreResult, time_to_text};
 
+/// A resource's workspace as the guard sees it (see [`Store::place`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub workspace_id: String,
+    pub role: Option<Role>,
+    /// The workspace's board version when this was read.
+    pub board_version: i64,
+}
+
 fn role(row: &AnyRow) -> StoreResult<Role> {
     let r = row.text("role")?;
     Role::parse(&r).ok_or_else(|| StoreError::Corrupt(format!("role {r}")))
@@ -32,16 +41,6 @@ pub(super) async fn lock_and_count_owners(conn: &mut sqlx::AnyConnection, worksp
 }
 
 impl Store {
-    /// The user's role in a workspace, if a member.
-    pub async fn member_role(&self, workspace_id: &str, user_id: &str) -> StoreResult<Option<Role>> {
-        let row = sqlx::query("SELECT role FROM workspace_members WHERE workspace_id = $1 AND user_id = $2")
-            .bind(workspace_id)
-            .bind(user_id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(role).transpose()
-    }
-
     /// Adds a member, changes a role (`Some`) or removes a member (`None`),
     /// refusing (`Conflict`) any change that would leave the workspace without
     /// an owner. The workspace row is touched first so concurrent changes to
@@ -132,24 +131,56 @@ impl Store {
         .collect()
     }
 
-    /// The workspace the resource a route's scope names lives in. `None` when
-    /// the resource does not exist.
-    pub async fn workspace_of(&self, scope: Scope, id: &str) -> StoreResult<Option<String>> {
+    /// What the guard needs about the resource a route's scope names, in one
+    /// read: its workspace, the caller's role there (`user_id` `None`: no
+    /// role) and the workspace's board version. `None` when the resource does
+    /// not exist.
+    pub async fn place(&self, scope: Scope, id: &str, user_id: Option<&str>) -> StoreResult<Option<Place>> {
+        // Static text per scope (sqlx refuses built SQL): the resource joined
+        // to its workspace, then the caller's membership.
+        macro_rules! place_sql {
+            ($from:literal, $key:literal) => {
+                concat!(
+                    "SELECT w.id AS ws, w.board_version AS board_version, m.role AS role FROM ",
+                    $from,
+                    " LEFT JOIN workspace_members m ON m.workspace_id = w.id AND m.user_id = $2 WHERE ",
+                    $key,
+                    " = $1"
+                )
+            };
+        }
         let sql = match scope {
-            Scope::Workspace | Scope::QueryWorkspace => "SELECT id AS ws FROM workspaces WHERE id = $1",
-            Scope::Task => "SELECT workspace_id AS ws FROM tasks WHERE id = $1",
-            Scope::Automation => "SELECT workspace_id AS ws FROM automations WHERE id = $1",
-            Scope::Trigger => {
-                "SELECT a.workspace_id AS ws FROM automation_triggers t JOIN automations a ON a.id = t.automation_id WHERE t.id = $1"
-            }
-            Scope::Run => {
-                "SELECT a.workspace_id AS ws FROM automation_runs r JOIN automations a ON a.id = r.automation_id WHERE r.id = $1"
-            }
-            Scope::Session => {
-                "SELECT t.workspace_id AS ws FROM agent_sessions s JOIN tasks t ON t.id = s.task_id WHERE s.id = $1"
-            }
+            Scope::Workspace | Scope::QueryWorkspace => place_sql!("workspaces w", "w.id"),
+            Scope::Task => place_sql!("tasks x JOIN workspaces w ON w.id = x.workspace_id", "x.id"),
+            Scope::Automation => place_sql!("automations x JOIN workspaces w ON w.id = x.workspace_id", "x.id"),
+            Scope::Trigger => place_sql!(
+                "automation_triggers x JOIN automations a ON a.id = x.automation_id JOIN workspaces w ON w.id = a.workspace_id",
+                "x.id"
+            ),
+            Scope::Run => place_sql!(
+                "automation_runs x JOIN automations a ON a.id = x.automation_id JOIN workspaces w ON w.id = a.workspace_id",
+                "x.id"
+            ),
+            Scope::Session => place_sql!(
+                "agent_sessions x JOIN tasks t ON t.id = x.task_id JOIN workspaces w ON w.id = t.workspace_id",
+                "x.id"
+            ),
         };
-        let row = sqlx::query(sql).bind(id).fetch_optional(&self.pool).await?;
-        row.as_ref().map(|r| r.text("ws")).transpose()
+        // No user binds an id no member has (ids are never empty).
+        let row = sqlx::query(sql)
+            .bind(id)
+            .bind(user_id.unwrap_or_default())
+            .fetch_optional(&self.pool)
+            .await?;
+        let Some(r) = row else { return Ok(None) };
+        let role = match r.opt_text("role")? {
+            Some(_) => Some(role(&r)?),
+            None => None,
+        };
+        Ok(Some(Place {
+            workspace_id: r.text("ws")?,
+            role,
+            board_version: r.int("board_version")?,
+        }))
     }
 }

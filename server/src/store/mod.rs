@@ -26,6 +26,7 @@ pub use agents::SessionRecord;
 pub use automations::{AutomationBrief, AutomationRecord, NewAutomation, TriggerRecord, TriggerWithAutomation};
 pub use evaluations::EvaluationRecord;
 pub use github_state::MergerJob;
+pub use members::Place;
 pub use recovery::Orphan;
 pub use runs::{NewRun, RunRecord, RunView};
 pub use task_prs::TaskPrListing;

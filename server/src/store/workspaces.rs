@@ -53,17 +53,6 @@ impl Store {
         workspace(&row)
     }
 
-    /// The workspace's board version, which every change to its tasks moves
-    /// in the same transaction (database triggers); `None` when there is no
-    /// such workspace.
-    pub async fn board_version(&self, id: &str) -> StoreResult<Option<i64>> {
-        let row = sqlx::query("SELECT board_version FROM workspaces WHERE id = $1")
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(|r| r.int("board_version")).transpose()
-    }
-
     pub async fn list_workspaces(&self) -> StoreResult<Vec<Workspace>> {
         sqlx::query("SELECT id, name, created_at FROM workspaces ORDER BY created_at, id")
             .fetch_all(&self.pool)

@@ -3,7 +3,7 @@
 //! called with no credential, as a member of another workspace, as a viewer,
 //! as a member and as an owner, and the status each gets is the contract's.
 
-use kandev_core::access::{Level, Need, Scope, route_need};
+use kandev_core::access::{Level, Need, Role, Scope, route_need};
 use kandev_core::run_status::RunStatus;
 use kandev_server::store::NewRun;
 use reqwest::{Method, StatusCode};
@@ -397,3 +397,51 @@ async fn the_last_owner_cannot_leave_or_step_down() {
     assert_eq!(gone.status, StatusCode::NOT_FOUND);
     app.stop().await;
 }
+
+/// The guard's one read: every scope's resource resolves to its workspace
+/// with the caller's role there (none for a non-member or no user) and the
+/// workspace's current board version; a missing resource resolves to nothing.
+async fn one_read_places_each_scope_with_the_callers_role_and_the_board_version(db: Db) {
+    let app = spawn_app(db).await;
+    let cast = cast(&app).await;
+    let f = fixture(&app, &cast, 0).await;
+    let store = &app.services().store;
+    let scopes = [
+        (Scope::Workspace, &f.ws),
+        (Scope::QueryWorkspace, &f.ws),
+        (Scope::Task, &f.task),
+        (Scope::Automation, &f.automation),
+        (Scope::Trigger, &f.trigger),
+        (Scope::Run, &f.run),
+        (Scope::Session, &f.session),
+    ];
+    let before = store.place(Scope::Workspace, &f.ws, None).await.unwrap().expect("ws");
+    for (scope, id) in scopes {
+        for (who, role) in [
+            (Some(&cast.olga), Some(Role::Owner)),
+            (Some(&cast.mia), Some(Role::Member)),
+            (Some(&cast.vic), Some(Role::Viewer)),
+            (Some(&cast.fred), None),
+            (None, None),
+        ] {
+            let place = store
+                .place(scope, id, who.map(|p| p.id.as_str()))
+                .await
+                .unwrap()
+                .unwrap_or_else(|| panic!("{scope:?} {id} resolves"));
+            assert_eq!(place.workspace_id, f.ws, "{scope:?}");
+            assert_eq!(place.role, role, "{scope:?} as {:?}", who.map(|p| &p.username));
+            assert_eq!(place.board_version, before.board_version, "{scope:?}");
+        }
+        let missing = store.place(scope, "missing", Some(&cast.olga.id)).await.unwrap();
+        assert_eq!(missing, None, "{scope:?}: a missing resource");
+    }
+    app.task(&f.ws, "Another").await;
+    let after = store.place(Scope::Task, &f.task, None).await.unwrap().expect("task");
+    assert!(
+        after.board_version > before.board_version,
+        "a new task moves the board version"
+    );
+    app.stop().await;
+}
+crate::on_both_databases!(one_read_places_each_scope_with_the_callers_role_and_the_board_version);
