@@ -3,6 +3,8 @@
 //! then auto-start the agent. An event that already has its run (redelivered,
 //! or raced by another replica) changes nothing.
 
+use std::sync::Arc;
+
 use kandev_core::TriggerType;
 use kandev_core::api::{
     LIVE_RUN_UPDATED, META_AGENT_PROFILE_ID, META_AUTOMATION_ID, META_AUTOMATION_NAME, META_EXECUTOR_PROFILE_ID,
@@ -35,7 +37,7 @@ enum Written {
 }
 
 impl Orchestrator {
-    pub(crate) async fn create_automation_task(&self, event_id: &str, ev: AutomationTriggered) {
+    pub(crate) async fn create_automation_task(self: &Arc<Self>, event_id: &str, ev: AutomationTriggered) {
         // One read: the automation and whether this event already has its run.
         let automation = match self.store.automation_for_run(&ev.automation_id, event_id).await {
             Ok((_, Some(run_id))) => return already_answered(event_id, &run_id),
@@ -144,10 +146,18 @@ impl Orchestrator {
             repository: Some(repository),
             automation_id: automation.id.clone(),
         };
-        if let Err(error) = runtime.start_run(start).await {
-            tracing::warn!(task_id = %task.id, %error, "auto-start failed");
-            self.mark_run_failed_by_task_id(&task.id, &error).await;
-        }
+        // The run is written and its lease held (and renewed): the event is
+        // handled. The agent starts after, a bounded number at a time, so a
+        // slow worktree never holds the bus; if this replica dies first,
+        // recovery resumes the run once its lease lapses.
+        let me = self.clone();
+        self.tracker.spawn(async move {
+            let Ok(_turn) = me.starts.acquire().await else { return };
+            if let Err(error) = runtime.start_run(start).await {
+                tracing::warn!(task_id = %task.id, %error, "auto-start failed");
+                me.mark_run_failed_by_task_id(&task.id, &error).await;
+            }
+        });
     }
 
     /// The run's repository: `github_pr` takes the PR's; every other type uses

@@ -14,7 +14,7 @@ use std::sync::{Arc, RwLock};
 use async_trait::async_trait;
 use kandev_core::api::{Repository, Task};
 use kandev_core::events::{AUTOMATION_TRIGGERED, AutomationTriggered, FromPayload};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, Semaphore};
 use tokio_util::task::TaskTracker;
 
 use crate::board::PrLinker;
@@ -55,8 +55,14 @@ pub struct Orchestrator {
     runtime: RwLock<Option<Arc<dyn AgentRuntime>>>,
     linker: RwLock<Option<Arc<dyn PrLinker>>>,
     tracker: TaskTracker,
+    /// Agent starts in flight at once (each prepares a worktree and spawns a process).
+    starts: Semaphore,
     subscription: Mutex<Option<Subscription>>,
 }
+
+/// How many run agents one replica starts at once; the rest wait their turn
+/// with their run written and leased.
+pub const CONCURRENT_STARTS: usize = 8;
 
 impl Orchestrator {
     pub fn new(
@@ -77,6 +83,7 @@ impl Orchestrator {
             runtime: RwLock::new(None),
             linker: RwLock::new(None),
             tracker: TaskTracker::new(),
+            starts: Semaphore::new(CONCURRENT_STARTS),
             subscription: Mutex::new(None),
         }
     }
@@ -139,7 +146,8 @@ impl Orchestrator {
         self.wait_idle().await;
     }
 
-    /// Waits until every task creation started so far has finished (tests).
+    /// Waits until every task creation started so far, and the agent start
+    /// it queued, has finished (tests).
     pub async fn wait_idle(&self) {
         self.tracker.close();
         self.tracker.wait().await;
