@@ -141,7 +141,8 @@ impl Store {
         macro_rules! place_sql {
             ($from:literal, $key:literal) => {
                 concat!(
-                    "SELECT w.id AS ws, w.board_version AS board_version, m.role AS role FROM ",
+                    "SELECT w.id AS ws, m.role AS role, CAST(w.board_version + (SELECT COALESCE(SUM(b.n), 0) \
+                     FROM board_version_stripes b WHERE b.workspace_id = w.id) AS BIGINT) AS board_version FROM ",
                     $from,
                     " LEFT JOIN workspace_members m ON m.workspace_id = w.id AND m.user_id = $2 WHERE ",
                     $key,

@@ -162,12 +162,20 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
 
 /// Migrations written once per dialect (triggers have no portable form):
 /// version, name, SQLite's text, PostgreSQL's text.
-const DIALECT_MIGRATIONS: &[(i64, &str, &str, &str)] = &[(
-    9,
-    "board_version",
-    include_str!("../../migrations/0009_board_version.sqlite.sql"),
-    include_str!("../../migrations/0009_board_version.postgres.sql"),
-)];
+const DIALECT_MIGRATIONS: &[(i64, &str, &str, &str)] = &[
+    (
+        9,
+        "board_version",
+        include_str!("../../migrations/0009_board_version.sqlite.sql"),
+        include_str!("../../migrations/0009_board_version.postgres.sql"),
+    ),
+    (
+        10,
+        "board_version_stripes",
+        include_str!("../../migrations/0010_board_version_stripes.sqlite.sql"),
+        include_str!("../../migrations/0010_board_version_stripes.postgres.sql"),
+    ),
+];
 
 fn migrator(backend: Backend) -> Migrator {
     let dialect = DIALECT_MIGRATIONS.iter().map(|(version, name, sqlite, postgres)| {

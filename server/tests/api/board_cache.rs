@@ -83,3 +83,48 @@ async fn the_board_is_cached_until_any_writer_changes_a_task(db: Db) {
     app.stop().await;
 }
 on_both_databases!(the_board_is_cached_until_any_writer_changes_a_task);
+
+/// PostgreSQL: two task writes in one workspace do not queue behind each
+/// other's lock on a shared counter row, and the board still sees both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_writes_in_one_workspace_do_not_wait_for_each_other() {
+    use sqlx::Connection;
+    let app = spawn_app(Db::Postgres).await;
+    let ws = app.workspace("W").await;
+    let (a, b) = (app.task(&ws, "A").await, app.task(&ws, "B").await);
+    assert_eq!(board(&app, &ws, "").await, ["A", "B"]);
+    let pool = app.services().store.pool();
+    // Two connections that count in different stripes (as two busy writers mostly do).
+    let mut held = vec![];
+    let (mut first, mut second) = loop {
+        let mut c = pool.acquire().await.expect("connection");
+        let stripe: i32 = sqlx::query_scalar("SELECT pg_backend_pid() % 16")
+            .fetch_one(&mut *c)
+            .await
+            .expect("stripe");
+        match held.iter().position(|(s, _)| *s != stripe) {
+            Some(i) => break (held.swap_remove(i).1, c),
+            None => held.push((stripe, c)),
+        }
+    };
+    drop(held);
+    let mut open = first.begin().await.expect("begin");
+    sqlx::query("UPDATE tasks SET title = 'A2' WHERE id = $1")
+        .bind(&a)
+        .execute(&mut *open)
+        .await
+        .expect("first write");
+    let other = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        sqlx::query("UPDATE tasks SET title = 'B2' WHERE id = $1")
+            .bind(&b)
+            .execute(&mut *second),
+    )
+    .await;
+    assert!(other.is_ok(), "the second write waited for the first's transaction");
+    assert_eq!(board(&app, &ws, "").await, ["A", "B2"]);
+    open.commit().await.expect("commit");
+    assert_eq!(board(&app, &ws, "").await, ["A2", "B2"]);
+    drop((first, second));
+    app.stop().await;
+}
