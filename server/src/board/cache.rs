@@ -1,7 +1,8 @@
 //! The board's JSON, kept per (workspace, archived?, runs?) beside the board
 //! version it was read at. The version lives in the database and moves in
-//! every transaction that changes a task, so a cached body is checked with
-//! one primary-key read and stays right across replicas and hand-edits.
+//! every transaction that changes a task; the request's admission reads it
+//! (`Store::place`), so a cached body costs no read of its own and stays right
+//! across replicas and hand-edits.
 //!
 //! A body read after seeing version `v` shows at least state `v`, so it may
 //! answer anyone who saw `v` or older. One reader per key rebuilds while the

@@ -18,8 +18,11 @@ pub struct Place {
 }
 
 fn role(row: &AnyRow) -> StoreResult<Role> {
-    let r = row.text("role")?;
-    Role::parse(&r).ok_or_else(|| StoreError::Corrupt(format!("role {r}")))
+    parse_role(&row.text("role")?)
+}
+
+fn parse_role(text: &str) -> StoreResult<Role> {
+    Role::parse(text).ok_or_else(|| StoreError::Corrupt(format!("role {text}")))
 }
 
 /// Locks a workspace's row for the rest of the transaction (a row lock on
@@ -174,10 +177,7 @@ impl Store {
             .fetch_optional(&self.pool)
             .await?;
         let Some(r) = row else { return Ok(None) };
-        let role = match r.opt_text("role")? {
-            Some(_) => Some(role(&r)?),
-            None => None,
-        };
+        let role = r.opt_text("role")?.as_deref().map(parse_role).transpose()?;
         Ok(Some(Place {
             workspace_id: r.text("ws")?,
             role,
