@@ -96,6 +96,7 @@ mod tests {
             agent_profile_id: String::new(),
             executor_profile_id: String::new(),
             repository_ids: vec![],
+            no_repository: false,
             enabled,
             max_concurrent_runs: 1,
             last_triggered_at: None,

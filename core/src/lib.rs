@@ -25,6 +25,7 @@ pub mod merger;
 pub mod notify;
 pub mod portable;
 pub mod registry;
+pub mod repository_choice;
 pub mod resume;
 pub mod run_status;
 pub mod schema;

@@ -39,6 +39,10 @@ fn is_one(n: &i64) -> bool {
     *n == 1
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// One automation, as a person would write it by hand: defaults omitted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -61,6 +65,9 @@ pub struct PortableAutomation {
     /// `owner/name` of the workspace's repositories.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repositories: Vec<String>,
+    /// "None — no repository" (added after version 1's first release; absent reads `false`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub no_repository: bool,
     #[serde(default)]
     pub triggers: Vec<PortableTrigger>,
 }
@@ -104,6 +111,7 @@ pub fn export(automations: &[Automation], repositories: &[Repository]) -> Docume
                 .iter()
                 .filter_map(|id| names.get(id.as_str()).cloned())
                 .collect(),
+            no_repository: a.no_repository,
             triggers: a
                 .triggers
                 .iter()
@@ -234,6 +242,7 @@ pub fn plan(
                     agent_profile_id: Some(p.agent_profile_id.clone()),
                     executor_profile_id: Some(p.executor_profile_id.clone()),
                     repository_ids: Some(ids),
+                    no_repository: Some(p.no_repository),
                     max_concurrent_runs: Some(p.max_concurrent_runs),
                     enabled: Some(p.enabled),
                     triggers: Some(triggers),
@@ -303,6 +312,10 @@ fn update(
     if !same_repos {
         fields.push("repositories".into());
         patch.repository_ids = Some(ids);
+    }
+    if current.no_repository != p.no_repository {
+        fields.push("no_repository".into());
+        patch.no_repository = Some(p.no_repository);
     }
     let now: Vec<(TriggerType, bool, &Value)> = current
         .triggers

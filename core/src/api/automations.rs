@@ -33,6 +33,9 @@ pub struct Automation {
     pub agent_profile_id: String,
     pub executor_profile_id: String,
     pub repository_ids: Vec<String>,
+    /// "None — no repository": runs get no checkout (`github_pr` excepted).
+    #[serde(default)]
+    pub no_repository: bool,
     pub enabled: bool,
     pub max_concurrent_runs: i64,
     pub last_triggered_at: Option<DateTime<Utc>>,
@@ -84,6 +87,9 @@ pub struct CreateAutomation {
     pub executor_profile_id: Option<String>,
     #[serde(default)]
     pub repository_ids: Option<Vec<String>>,
+    /// `true` with a non-empty `repository_ids` is refused.
+    #[serde(default)]
+    pub no_repository: Option<bool>,
     #[serde(default)]
     pub max_concurrent_runs: Option<i64>,
     #[serde(default)]
@@ -108,9 +114,12 @@ pub struct PatchAutomation {
     pub agent_profile_id: Option<String>,
     #[serde(default)]
     pub executor_profile_id: Option<String>,
-    /// Absent means unchanged; `[]` clears.
+    /// Absent means unchanged; `[]` clears. Listing some clears `no_repository`.
     #[serde(default)]
     pub repository_ids: Option<Vec<String>>,
+    /// `true` clears `repository_ids`; with a non-empty list it is refused.
+    #[serde(default)]
+    pub no_repository: Option<bool>,
     #[serde(default)]
     pub enabled: Option<bool>,
     #[serde(default)]

@@ -50,6 +50,7 @@ fn created_automation_flattens_the_secret() {
         agent_profile_id: String::new(),
         executor_profile_id: String::new(),
         repository_ids: vec![],
+        no_repository: false,
         enabled: true,
         max_concurrent_runs: 1,
         last_triggered_at: None,

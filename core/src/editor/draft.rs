@@ -187,15 +187,10 @@ pub fn repository_ids_for_save(condition: Option<TriggerType>, ids: &[String]) -
     }
 }
 
-/// The repository dropdown edits the first of an automation's repositories;
-/// the others are kept (an automation saved with several never loses one by
-/// being edited). Choosing "Auto" drops the first.
-pub fn choose_first_repository(ids: &[String], chosen: &str) -> Vec<String> {
-    let mut out: Vec<String> = ids.iter().skip(1).filter(|id| *id != chosen).cloned().collect();
-    if !chosen.is_empty() {
-        out.insert(0, chosen.to_string());
-    }
-    out
+/// "None — no repository" is saved only where the picker is live: under
+/// `github_pr` the pull request decides the repository.
+pub fn no_repository_for_save(condition: Option<TriggerType>, chosen: bool) -> bool {
+    chosen && condition != Some(TriggerType::GithubPr)
 }
 
 #[cfg(test)]
@@ -204,21 +199,13 @@ mod tests {
     use TriggerType::*;
 
     #[test]
-    fn the_dropdown_replaces_only_the_first_repository() {
-        let ids = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            choose_first_repository(&ids(&["a", "b", "c"]), "d"),
-            ids(&["d", "b", "c"])
-        );
-        assert_eq!(
-            choose_first_repository(&ids(&["a", "b"]), "b"),
-            ids(&["b"]),
-            "no repository twice"
-        );
-        assert_eq!(choose_first_repository(&ids(&["a", "b"]), ""), ids(&["b"]));
-        assert_eq!(choose_first_repository(&[], "a"), ids(&["a"]));
-        assert_eq!(choose_first_repository(&[], ""), ids(&[]));
+    fn none_is_saved_only_where_the_picker_is_live() {
+        assert!(no_repository_for_save(Some(Scheduled), true));
+        assert!(no_repository_for_save(None, true));
+        assert!(!no_repository_for_save(Some(GithubPr), true));
+        assert!(!no_repository_for_save(Some(GithubPrMerged), false));
     }
+
     use chrono::{DateTime, Utc};
     use serde_json::json;
 

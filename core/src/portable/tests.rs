@@ -34,6 +34,7 @@ fn automation(id: &str, name: &str, repos: &[&str], triggers: Vec<(TriggerType, 
         agent_profile_id: String::new(),
         executor_profile_id: String::new(),
         repository_ids: repos.iter().map(|r| r.to_string()).collect(),
+        no_repository: false,
         enabled: true,
         max_concurrent_runs: 1,
         last_triggered_at: None,
@@ -233,4 +234,31 @@ fn unknown_fields_and_trigger_types_are_refused_by_the_reader() {
     let minimal = serde_json::from_value::<Document>(json!({"version": 1, "automations": [{"name": "A"}]})).unwrap();
     assert!(minimal.automations[0].enabled);
     assert_eq!(minimal.automations[0].max_concurrent_runs, 1);
+}
+
+#[test]
+fn none_no_repository_round_trips_and_an_older_document_reads_as_auto() {
+    let mut current = automation("a1", "Nightly", &[], vec![(TriggerType::Scheduled, json!({}))]);
+    current.no_repository = true;
+    let doc = export(std::slice::from_ref(&current), &repos());
+    let text = serde_json::to_value(&doc).unwrap();
+    assert_eq!(text["automations"][0]["no_repository"], true, "{text}");
+    let back: Document = serde_json::from_value(text).unwrap();
+    assert_eq!(back, doc);
+    assert_eq!(
+        plan(&back, std::slice::from_ref(&current), &repos()).unwrap()[0].1,
+        Step::Unchanged
+    );
+    // A document written before the field existed means "Auto": the import says it changes.
+    let old: Document = serde_json::from_value(json!({
+        "version": 1,
+        "automations": [{"name": "Nightly", "prompt": current.prompt, "triggers": [{"type": "scheduled"}]}]
+    }))
+    .unwrap();
+    let steps = plan(&old, &[current], &repos()).unwrap();
+    assert_eq!(steps[0].0.fields, vec!["no_repository"]);
+    match &steps[0].1 {
+        Step::Update { patch, .. } => assert_eq!(patch.no_repository, Some(false)),
+        other => panic!("{other:?}"),
+    }
 }

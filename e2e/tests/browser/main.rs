@@ -15,6 +15,7 @@ mod merged_loop;
 mod merger_loop;
 mod preview;
 mod receiver;
+mod repository_picker;
 mod save_failure;
 mod schedule;
 mod support;

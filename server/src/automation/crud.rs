@@ -5,10 +5,10 @@ use kandev_core::api::{
     Automation, CreateAutomation, CreatedAutomation, Evaluation, MOCK_AGENT_PROFILE_ID, ManualRunResult, NewTrigger,
     PatchAutomation, PatchTrigger, Run, Trigger,
 };
-use kandev_core::bounds;
 use kandev_core::firing::{clamp_max_concurrent_runs_on_create, manual_data};
 use kandev_core::trigger::FiringType;
 use kandev_core::trigger::config::validate_for_save;
+use kandev_core::{bounds, repository_choice};
 
 use super::{AutomationService, FireOutcome, FireRequest};
 use crate::error::{ServiceError, ServiceResult};
@@ -87,6 +87,8 @@ impl AutomationService {
         )?;
         // Create keeps the engine's rule (`<= 0` becomes 1); above the cap is refused.
         bounds::max_concurrent_runs(clamp_max_concurrent_runs_on_create(req.max_concurrent_runs)).map_err(invalid)?;
+        repository_choice::settle(req.no_repository, req.repository_ids.clone())
+            .map_err(|e| ServiceError::Invalid(e.into()))?;
         self.check_repositories(workspace_id, req.repository_ids.as_deref().unwrap_or_default())
             .await?;
         self.check_agent_profile(req.agent_profile_id.as_deref().unwrap_or_default())
@@ -110,7 +112,9 @@ impl AutomationService {
         self.check_new(workspace_id, &req).await?;
         let name = kandev_core::schema::trim_space(&req.name);
         let max_concurrent_runs = clamp_max_concurrent_runs_on_create(req.max_concurrent_runs);
-        let repository_ids = req.repository_ids.unwrap_or_default();
+        let (no_repository, repository_ids) = repository_choice::settle(req.no_repository, req.repository_ids)
+            .map_err(|e| ServiceError::Invalid(e.into()))?;
+        let (no_repository, repository_ids) = (no_repository.unwrap_or(false), repository_ids.unwrap_or_default());
         let agent_profile_id = req.agent_profile_id.unwrap_or_default();
         let triggers = req.triggers.unwrap_or_default();
         let secret = new_webhook_secret()?;
@@ -126,6 +130,7 @@ impl AutomationService {
                     agent_profile_id,
                     executor_profile_id: req.executor_profile_id.unwrap_or_default(),
                     repository_ids,
+                    no_repository,
                     enabled: req.enabled.unwrap_or(true),
                     max_concurrent_runs,
                     webhook_secret: secret.clone(),
@@ -175,6 +180,10 @@ impl AutomationService {
         if let Some(p) = &req.agent_profile_id {
             self.check_agent_profile(p).await?;
         }
+        // Settled here so the stored pair never contradicts itself.
+        (req.no_repository, req.repository_ids) =
+            repository_choice::settle(req.no_repository, req.repository_ids.take())
+                .map_err(|e| ServiceError::Invalid(e.into()))?;
         if let Some(ids) = &req.repository_ids {
             self.check_repositories(&a.workspace_id, ids).await?;
         }

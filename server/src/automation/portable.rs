@@ -88,6 +88,7 @@ impl AutomationService {
                     agent_profile_id: Some(patch.agent_profile_id.clone().unwrap_or(current.agent_profile_id)),
                     executor_profile_id: None,
                     repository_ids: Some(patch.repository_ids.clone().unwrap_or(current.repository_ids)),
+                    no_repository: Some(patch.no_repository.unwrap_or(current.no_repository)),
                     max_concurrent_runs: Some(patch.max_concurrent_runs.unwrap_or(current.max_concurrent_runs)),
                     enabled: None,
                     triggers: triggers.clone(),

@@ -15,6 +15,7 @@ use kandev_core::events::AutomationTriggered;
 use kandev_core::firing::{
     FAIL_AUTOMATION_NOT_FOUND, FAIL_NO_REPOSITORY, RunRow, resolve_prompt, resolve_title, row_dedup_key,
 };
+use kandev_core::repository_choice::{RepositorySource, run_repository_source};
 use kandev_core::run_status::RunStatus;
 use serde_json::{Map, Value, json};
 
@@ -77,16 +78,20 @@ impl Orchestrator {
             &ev.trigger_data,
             now,
         );
-        let repository = match self
-            .resolve_repository(&automation.workspace_id, &automation.repository_ids, &ev)
-            .await
-        {
-            Some(r) => r,
-            None => {
-                self.record_failed_run(&ev, event_id, FAIL_NO_REPOSITORY, Some(&automation))
-                    .await;
-                return;
-            }
+        let source = run_repository_source(&ev.trigger_type, automation.no_repository);
+        let repository = match source {
+            RepositorySource::Nothing => None,
+            _ => match self
+                .resolve_repository(&automation.workspace_id, &automation.repository_ids, &ev, source)
+                .await
+            {
+                Some(r) => Some(r),
+                None => {
+                    self.record_failed_run(&ev, event_id, FAIL_NO_REPOSITORY, Some(&automation))
+                        .await;
+                    return;
+                }
+            },
         };
         let mut metadata = Map::new();
         metadata.insert(META_AUTOMATION_ID.into(), json!(automation.id));
@@ -110,8 +115,11 @@ impl Orchestrator {
             description: prompt.clone(),
             status: TaskStatus::Running,
             origin: Origin::AutomationRun,
-            repository_id: Some(repository.id.clone()),
-            base_branch: repository.default_branch.clone(),
+            repository_id: repository.as_ref().map(|r| r.id.clone()),
+            base_branch: repository
+                .as_ref()
+                .map(|r| r.default_branch.clone())
+                .unwrap_or_default(),
             metadata: Value::Object(metadata),
         };
         let task = match self.write_run(&ev, event_id, &new_task, now).await {
@@ -143,7 +151,7 @@ impl Orchestrator {
             prompt,
             agent_profile_id: automation.agent_profile_id.clone(),
             executor_profile_id: automation.executor_profile_id.clone(),
-            repository: Some(repository),
+            repository,
             automation_id: automation.id.clone(),
         };
         // The run is written and its lease held (and renewed): the event is
@@ -160,7 +168,7 @@ impl Orchestrator {
         });
     }
 
-    /// The run's repository: `github_pr` takes the PR's; every other type uses
+    /// The run's repository ("None" never gets here): `github_pr` takes the PR's; every other type uses
     /// the automation's `repository_ids` (skipping unloadable ones), else the
     /// workspace's first repository — never the merged PR's repository.
     async fn resolve_repository(
@@ -168,8 +176,9 @@ impl Orchestrator {
         workspace_id: &str,
         ids: &[String],
         ev: &AutomationTriggered,
+        source: RepositorySource,
     ) -> Option<Repository> {
-        if ev.trigger_type == TriggerType::GithubPr.as_str() {
+        if source == RepositorySource::PullRequest {
             let full = ev.trigger_data.get("repo").and_then(Value::as_str).unwrap_or_default();
             let (owner, name) = full.split_once('/')?;
             let repos = self.store.list_repositories(workspace_id).await.ok()?;

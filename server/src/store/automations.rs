@@ -24,6 +24,7 @@ pub struct NewAutomation {
     pub agent_profile_id: String,
     pub executor_profile_id: String,
     pub repository_ids: Vec<String>,
+    pub no_repository: bool,
     pub enabled: bool,
     pub max_concurrent_runs: i64,
     pub webhook_secret: String,
@@ -44,7 +45,7 @@ pub struct TriggerWithAutomation {
 }
 
 const AUTOMATION_COLUMNS: &str = "id, workspace_id, name, description, prompt, task_title_template, agent_profile_id, \
-    executor_profile_id, enabled, max_concurrent_runs, last_triggered_at, created_at, updated_at";
+    executor_profile_id, no_repository, enabled, max_concurrent_runs, last_triggered_at, created_at, updated_at";
 const TRIGGER_COLUMNS: &str = "id, automation_id, type, config, enabled, last_evaluated_at, created_at, updated_at";
 
 fn trigger(row: &AnyRow) -> StoreResult<Trigger> {
@@ -74,6 +75,7 @@ fn automation(row: &AnyRow, triggers: Vec<Trigger>, repository_ids: Vec<String>)
         agent_profile_id: row.text("agent_profile_id")?,
         executor_profile_id: row.text("executor_profile_id")?,
         repository_ids,
+        no_repository: row.flag("no_repository")?,
         enabled: row.flag("enabled")?,
         max_concurrent_runs: row.int("max_concurrent_runs")?,
         last_triggered_at: row.opt_time("last_triggered_at")?,
@@ -149,8 +151,8 @@ impl Store {
         let mut tx = self.write_tx().await?;
         sqlx::query(
             "INSERT INTO automations (id, workspace_id, name, description, prompt, task_title_template, agent_profile_id, \
-             executor_profile_id, enabled, max_concurrent_runs, webhook_secret, last_triggered_at, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULL, $12, $12)",
+             executor_profile_id, enabled, max_concurrent_runs, webhook_secret, last_triggered_at, created_at, updated_at, \
+             no_repository) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULL, $12, $12, $13)",
         )
         .bind(&id)
         .bind(&a.workspace_id)
@@ -164,6 +166,7 @@ impl Store {
         .bind(a.max_concurrent_runs)
         .bind(&a.webhook_secret)
         .bind(time_to_text(now))
+        .bind(flag(a.no_repository))
         .execute(&mut **tx)
         .await?;
         // One microsecond apart, so the triggers read back in the order given
@@ -272,8 +275,8 @@ impl Store {
             "UPDATE automations SET name = COALESCE($2, name), description = COALESCE($3, description), \
              prompt = COALESCE($4, prompt), task_title_template = COALESCE($5, task_title_template), \
              agent_profile_id = COALESCE($6, agent_profile_id), executor_profile_id = COALESCE($7, executor_profile_id), \
-             enabled = COALESCE($8, enabled), max_concurrent_runs = COALESCE($9, max_concurrent_runs), updated_at = $10 \
-             WHERE id = $1",
+             enabled = COALESCE($8, enabled), max_concurrent_runs = COALESCE($9, max_concurrent_runs), updated_at = $10, \
+             no_repository = COALESCE($11, no_repository) WHERE id = $1",
         )
         .bind(id)
         .bind(edit.name.as_deref())
@@ -285,6 +288,7 @@ impl Store {
         .bind(edit.enabled.map(flag))
         .bind(edit.max_concurrent_runs)
         .bind(time_to_text(now))
+        .bind(edit.no_repository.map(flag))
         .execute(&mut **tx)
         .await?;
         one_row(done)?;

@@ -158,6 +158,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "session_resume",
         include_str!("../../migrations/0008_session_resume.sql"),
     ),
+    (
+        11,
+        "automation_no_repository",
+        include_str!("../../migrations/0011_automation_no_repository.sql"),
+    ),
 ];
 
 /// Migrations written once per dialect (triggers have no portable form):
@@ -185,11 +190,15 @@ fn migrator(backend: Backend) -> Migrator {
         };
         (version, name, sql)
     });
+    // Applied in version order, whichever list a migration sits in.
+    let mut all: Vec<_> = MIGRATIONS
+        .iter()
+        .map(|(version, name, sql)| (version, name, sql))
+        .chain(dialect)
+        .collect();
+    all.sort_by_key(|(version, _, _)| **version);
     Migrator::with_migrations(
-        MIGRATIONS
-            .iter()
-            .map(|(version, name, sql)| (version, name, sql))
-            .chain(dialect)
+        all.into_iter()
             .map(|(version, name, sql)| {
                 Migration::new(
                     *version,

@@ -267,3 +267,20 @@ async fn a_viewer_may_export_but_not_import(db: Db) {
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
 }
 on_both_databases!(a_viewer_may_export_but_not_import);
+
+async fn none_no_repository_survives_a_yaml_round_trip(db: Db) {
+    let app = spawn_app(db).await;
+    let ws = app.workspace("W").await;
+    app.automation(&ws, json!({"name": "Tidy", "no_repository": true}))
+        .await;
+    let yaml = export(&app, &ws).await;
+    assert!(yaml.contains("no_repository: true"), "{yaml}");
+    let other = app.workspace("V").await;
+    let (status, done) = import(&app, &other, &yaml, false).await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+    let list = app.get(&format!("/api/v1/workspaces/{other}/automations")).await.body;
+    assert_eq!(list[0]["no_repository"], true, "{list}");
+    assert_eq!(export(&app, &other).await, yaml);
+    app.stop().await;
+}
+on_both_databases!(none_no_repository_survives_a_yaml_round_trip);

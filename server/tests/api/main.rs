@@ -31,6 +31,7 @@ mod merged_scoping;
 mod merger_api;
 mod notifications;
 mod overload;
+mod repository_choice;
 mod run_starts;
 mod sim_openapi;
 mod system_api;

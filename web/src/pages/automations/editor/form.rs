@@ -18,6 +18,8 @@ pub struct Form {
     pub executor: RwSignal<String>,
     /// The automation's repositories; the dropdown shows and edits the first.
     pub repositories: RwSignal<Vec<String>>,
+    /// "None — no repository" chosen in the dropdown.
+    pub no_repository: RwSignal<bool>,
     pub enabled: RwSignal<bool>,
     pub max_runs: RwSignal<String>,
     pub draft: RwSignal<Vec<DraftTrigger>>,
@@ -38,6 +40,7 @@ impl Form {
             agent: RwSignal::new(String::new()),
             executor: RwSignal::new(String::new()),
             repositories: RwSignal::new(vec![]),
+            no_repository: RwSignal::new(false),
             enabled: RwSignal::new(true),
             max_runs: RwSignal::new("1".into()),
             draft,
@@ -54,6 +57,7 @@ impl Form {
         self.agent.set(a.agent_profile_id.clone());
         self.executor.set(a.executor_profile_id.clone());
         self.repositories.set(a.repository_ids.clone());
+        self.no_repository.set(a.no_repository);
         self.enabled.set(a.enabled);
         self.max_runs.set(a.max_concurrent_runs.to_string());
         self.draft

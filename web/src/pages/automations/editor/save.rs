@@ -4,7 +4,9 @@
 //! and the next save sends only what is still missing (never a trigger twice).
 
 use kandev_core::api::{Automation, CreateAutomation, CreatedAutomation, PatchAutomation, Trigger};
-use kandev_core::editor::draft::{DraftTrigger, is_webhook_mode, repository_ids_for_save, trigger_changes};
+use kandev_core::editor::draft::{
+    DraftTrigger, is_webhook_mode, no_repository_for_save, repository_ids_for_save, trigger_changes,
+};
 use kandev_core::editor::parse_max_runs;
 use leptos::prelude::*;
 
@@ -24,6 +26,10 @@ fn repository_ids(form: &Form) -> Vec<String> {
     repository_ids_for_save(form.condition.get_untracked(), &form.repositories.get_untracked())
 }
 
+fn no_repository(form: &Form) -> bool {
+    no_repository_for_save(form.condition.get_untracked(), form.no_repository.get_untracked())
+}
+
 pub async fn save(form: Form) -> ApiResult<Saved> {
     let max_runs = parse_max_runs(&form.max_runs.get_untracked());
     form.max_runs.set(max_runs.to_string());
@@ -38,6 +44,7 @@ pub async fn save(form: Form) -> ApiResult<Saved> {
             agent_profile_id: Some(form.agent.get_untracked()),
             executor_profile_id: Some(form.executor.get_untracked()),
             repository_ids: Some(repository_ids(&form)),
+            no_repository: Some(no_repository(&form)),
             max_concurrent_runs: Some(max_runs),
             enabled: Some(form.enabled.get_untracked()),
             triggers: Some(draft.iter().map(|d| d.to_new()).collect()),
@@ -71,6 +78,7 @@ async fn update(form: &Form, saved: &Automation, draft: &[DraftTrigger], id: &st
         agent_profile_id: Some(form.agent.get_untracked()),
         executor_profile_id: Some(form.executor.get_untracked()),
         repository_ids: Some(repository_ids(form)),
+        no_repository: Some(no_repository(form)),
         enabled: Some(form.enabled.get_untracked()),
         max_concurrent_runs: Some(max_runs),
     };
