@@ -15,10 +15,24 @@ pub const SKIP_AUTOMATION_DISABLED: &str = "automation is disabled";
 pub const SKIP_ALREADY_FIRED: &str = "this trigger has already fired";
 pub const FAIL_AUTOMATION_NOT_FOUND: &str = "automation not found";
 pub const FAIL_NO_REPOSITORY: &str = "no repository available — add a repository to the workspace";
+/// The run row's text when the task could not be written: the database's own
+/// error goes to the server log only, never to the run page or a notification.
+pub const FAIL_TASK_NOT_CREATED: &str = "the run task could not be created — the server log has the cause";
+
+/// A run's failure when this server has no agent runtime to start it on.
+pub const FAIL_NO_RUNTIME: &str = "no agent runtime is configured";
 
 /// `max_concurrent_runs=<N> reached`.
 pub fn cap_reason(max: i64) -> String {
     format!("max_concurrent_runs={max} reached")
+}
+
+/// The `N` of a [`cap_reason`], when `text` is one.
+pub fn parse_cap_reason(text: &str) -> Option<i64> {
+    text.strip_prefix("max_concurrent_runs=")?
+        .strip_suffix(" reached")?
+        .parse()
+        .ok()
 }
 
 /// The cap applies when `max > 0` and the open runs have reached it.

@@ -242,3 +242,13 @@ reply-sent = Antwort gesendet: Der Agent arbeitet daran.
 reply-busy = Der Agent arbeitet. Du kannst antworten, sobald er seinen Zug beendet hat.
 reply-closed = Diese Sitzung ist beendet und nimmt keine Antworten mehr an.
 reply-no-session = Noch keine Agentensitzung.
+
+# A run's error or skip reason, when it is one of the server's own (core::editor::runs::explain).
+run-error-no-repository = kein Repository verfügbar — füge dem Arbeitsbereich ein Repository hinzu
+run-error-automation-not-found = Automatisierung nicht gefunden
+run-error-task-not-created = die Lauf-Aufgabe konnte nicht angelegt werden — die Ursache steht im Server-Log
+run-error-no-runtime = keine Agent-Laufzeit eingerichtet
+run-error-automation-missing = die Automatisierung existiert nicht mehr
+run-error-automation-disabled = Automatisierung ist deaktiviert
+run-error-already-fired = dieser Auslöser hat bereits ausgelöst
+run-error-cap-reached = Höchstzahl gleichzeitiger Läufe ({ $max }) erreicht

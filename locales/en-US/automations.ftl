@@ -242,3 +242,13 @@ reply-sent = Reply sent: the agent is working on it.
 reply-busy = The agent is working. You can reply when it has finished its turn.
 reply-closed = This session has ended; it takes no more replies.
 reply-no-session = No agent session yet.
+
+# A run's error or skip reason, when it is one of the server's own (core::editor::runs::explain).
+run-error-no-repository = no repository available — add a repository to the workspace
+run-error-automation-not-found = automation not found
+run-error-task-not-created = the run task could not be created — the server log has the cause
+run-error-no-runtime = no agent runtime is configured
+run-error-automation-missing = automation no longer exists
+run-error-automation-disabled = automation is disabled
+run-error-already-fired = this trigger has already fired
+run-error-cap-reached = max_concurrent_runs={ $max } reached

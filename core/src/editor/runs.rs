@@ -21,15 +21,46 @@ pub fn badge(status: RunStatus) -> BadgeVariant {
     }
 }
 
+/// What the outcome column says: a message of ours (a Fluent id and its
+/// arguments, so it reads in the UI's language) or text from elsewhere (an
+/// agent's summary or error), shown as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutcomeText {
+    Message(&'static str, Vec<(&'static str, String)>),
+    Verbatim(String),
+}
+
+/// A run's error or skip reason: the server's own texts (contract strings in
+/// `firing`) become messages; anything else (an agent's words) is verbatim.
+pub fn explain(text: &str) -> OutcomeText {
+    use crate::firing::*;
+    let id = match text {
+        FAIL_NO_REPOSITORY => "run-error-no-repository",
+        FAIL_AUTOMATION_NOT_FOUND => "run-error-automation-not-found",
+        FAIL_TASK_NOT_CREATED => "run-error-task-not-created",
+        FAIL_NO_RUNTIME => "run-error-no-runtime",
+        SKIP_AUTOMATION_MISSING => "run-error-automation-missing",
+        SKIP_AUTOMATION_DISABLED => "run-error-automation-disabled",
+        SKIP_ALREADY_FIRED => "run-error-already-fired",
+        _ => {
+            return match parse_cap_reason(text) {
+                Some(max) => OutcomeText::Message("run-error-cap-reached", vec![("max", max.to_string())]),
+                None => OutcomeText::Verbatim(text.to_string()),
+            };
+        }
+    };
+    OutcomeText::Message(id, vec![])
+}
+
 /// The outcome column: the error, else the summary, else `-`; `true` when it
 /// is an error (shown in red).
-pub fn outcome(run: &Run) -> (String, bool) {
+pub fn outcome(run: &Run) -> (OutcomeText, bool) {
     if !run.error_message.is_empty() {
-        (run.error_message.clone(), true)
+        (explain(&run.error_message), true)
     } else if !run.summary.is_empty() {
-        (run.summary.clone(), false)
+        (OutcomeText::Verbatim(run.summary.clone()), false)
     } else {
-        ("-".into(), false)
+        (OutcomeText::Verbatim("-".into()), false)
     }
 }
 
@@ -74,15 +105,15 @@ pub fn opens_task(run: &Run) -> Option<&str> {
     (run.status != RunStatus::Skipped && !run.task_id.is_empty()).then_some(run.task_id.as_str())
 }
 
-/// The toast after "Run now": a Fluent id and its arguments, and whether it
-/// reports a skip (info) rather than a start (success).
-pub fn run_now_toast(result: &ManualRunResult) -> (&'static str, Vec<(&'static str, String)>) {
+/// The toast after "Run now": a Fluent id and its arguments (a skip's
+/// `reason`, to be [`explain`]ed into the UI's language).
+pub fn run_now_toast(result: &ManualRunResult) -> (&'static str, Option<OutcomeText>) {
     if !result.skipped {
-        ("automations-toast-triggered", vec![])
+        ("automations-toast-triggered", None)
     } else if result.reason.trim().is_empty() {
-        ("automations-toast-skipped-running", vec![])
+        ("automations-toast-skipped-running", None)
     } else {
-        ("automations-toast-skipped", vec![("reason", result.reason.clone())])
+        ("automations-toast-skipped", Some(explain(&result.reason)))
     }
 }
 
@@ -115,11 +146,52 @@ mod tests {
         }
     }
 
+    fn verbatim(s: &str) -> OutcomeText {
+        OutcomeText::Verbatim(s.into())
+    }
+
     #[test]
     fn outcome_prefers_error_then_summary_then_dash() {
-        assert_eq!(outcome(&run(RunStatus::Failed, "boom", "s")), ("boom".into(), true));
-        assert_eq!(outcome(&run(RunStatus::Succeeded, "", "done")), ("done".into(), false));
-        assert_eq!(outcome(&run(RunStatus::Succeeded, "", "")), ("-".into(), false));
+        assert_eq!(outcome(&run(RunStatus::Failed, "boom", "s")), (verbatim("boom"), true));
+        assert_eq!(
+            outcome(&run(RunStatus::Succeeded, "", "done")),
+            (verbatim("done"), false)
+        );
+        assert_eq!(outcome(&run(RunStatus::Succeeded, "", "")), (verbatim("-"), false));
+    }
+
+    #[test]
+    fn the_servers_own_run_texts_become_messages_and_an_agents_stay_verbatim() {
+        use crate::firing::*;
+        let message = |id| OutcomeText::Message(id, vec![]);
+        assert_eq!(explain(FAIL_NO_REPOSITORY), message("run-error-no-repository"));
+        assert_eq!(
+            explain(FAIL_AUTOMATION_NOT_FOUND),
+            message("run-error-automation-not-found")
+        );
+        assert_eq!(explain(FAIL_TASK_NOT_CREATED), message("run-error-task-not-created"));
+        assert_eq!(explain(FAIL_NO_RUNTIME), message("run-error-no-runtime"));
+        assert_eq!(
+            explain(SKIP_AUTOMATION_MISSING),
+            message("run-error-automation-missing")
+        );
+        assert_eq!(
+            explain(SKIP_AUTOMATION_DISABLED),
+            message("run-error-automation-disabled")
+        );
+        assert_eq!(explain(SKIP_ALREADY_FIRED), message("run-error-already-fired"));
+        assert_eq!(
+            explain(&cap_reason(3)),
+            OutcomeText::Message("run-error-cap-reached", vec![("max", "3".into())])
+        );
+        assert_eq!(
+            explain("max_concurrent_runs=x reached"),
+            verbatim("max_concurrent_runs=x reached")
+        );
+        assert_eq!(
+            explain("the agent exited with status 2"),
+            verbatim("the agent exited with status 2")
+        );
     }
 
     #[test]
@@ -152,11 +224,14 @@ mod tests {
             skipped,
             reason: reason.into(),
         };
-        assert_eq!(run_now_toast(&r(false, "")).0, "automations-toast-triggered");
-        assert_eq!(run_now_toast(&r(true, "")).0, "automations-toast-skipped-running");
+        assert_eq!(run_now_toast(&r(false, "")), ("automations-toast-triggered", None));
+        assert_eq!(run_now_toast(&r(true, "")), ("automations-toast-skipped-running", None));
         assert_eq!(
-            run_now_toast(&r(true, "disabled")),
-            ("automations-toast-skipped", vec![("reason", "disabled".to_string())])
+            run_now_toast(&r(true, crate::firing::SKIP_AUTOMATION_DISABLED)),
+            (
+                "automations-toast-skipped",
+                Some(OutcomeText::Message("run-error-automation-disabled", vec![]))
+            )
         );
     }
 

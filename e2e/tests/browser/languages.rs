@@ -33,3 +33,36 @@ async fn switch(ctx: Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 scenario!(switching_to_german_shows_the_editor_in_german_and_back, super::switch);
+
+/// GIVEN the German interface and a run that failed for want of a repository,
+/// WHEN its automation is opened, THEN the run log says why in German, not in
+/// the server's English.
+async fn failure_in_german(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = ctx.stack.workspace("Leer").await?;
+    let id = ctx
+        .stack
+        .automation(
+            &ws,
+            serde_json::json!({"name": "Nightly", "prompt": "x", "triggers": []}),
+        )
+        .await?;
+    ctx.stack
+        .post(&format!("/api/v1/automations/{id}/run"), serde_json::json!({}))
+        .await?;
+    open_editor(&ctx, &ws, &id).await?;
+    ctx.browser.select("#language-picker", "de").await?;
+    let row = ctx
+        .browser
+        .wait_text(".runs-table tr[data-status=failed]", "kein Repository verfügbar")
+        .await?;
+    ensure!(!row.contains("no repository available"), "row {row:?}");
+    ctx.browser.select("#language-picker", "en-US").await?;
+    ctx.browser
+        .wait_text(
+            ".runs-table tr[data-status=failed]",
+            "no repository available \u{2014} add a repository to the workspace",
+        )
+        .await?;
+    Ok(())
+}
+scenario!(a_runs_failure_reads_in_the_chosen_language, super::failure_in_german);

@@ -13,7 +13,8 @@ use kandev_core::api::{
 use kandev_core::board::{PrRef, TaskStatus};
 use kandev_core::events::AutomationTriggered;
 use kandev_core::firing::{
-    FAIL_AUTOMATION_NOT_FOUND, FAIL_NO_REPOSITORY, RunRow, resolve_prompt, resolve_title, row_dedup_key,
+    FAIL_AUTOMATION_NOT_FOUND, FAIL_NO_REPOSITORY, FAIL_NO_RUNTIME, FAIL_TASK_NOT_CREATED, RunRow, resolve_prompt,
+    resolve_title, row_dedup_key,
 };
 use kandev_core::repository_choice::{RepositorySource, run_repository_source};
 use kandev_core::run_status::RunStatus;
@@ -127,7 +128,7 @@ impl Orchestrator {
             Written::AlreadyAnswered => return,
             Written::TaskFailed(error) => {
                 tracing::error!(automation_id = %ev.automation_id, %error, "could not create the run task");
-                self.record_failed_run(&ev, event_id, &error.to_string(), Some(&automation))
+                self.record_failed_run(&ev, event_id, FAIL_TASK_NOT_CREATED, Some(&automation))
                     .await;
                 return;
             }
@@ -142,8 +143,7 @@ impl Orchestrator {
             self.associate_pr(&task, &ev.trigger_data).await;
         }
         let Some(runtime) = self.runtime() else {
-            self.mark_run_failed_by_task_id(&task.id, "no agent runtime is configured")
-                .await;
+            self.mark_run_failed_by_task_id(&task.id, FAIL_NO_RUNTIME).await;
             return;
         };
         let start = RunStart {

@@ -84,7 +84,7 @@ impl Orchestrator {
             Some(id) => self.store.get_repository(id).await.ok(),
             None => None,
         };
-        let runtime = self.runtime().ok_or("no agent runtime is configured")?;
+        let runtime = self.runtime().ok_or(kandev_core::firing::FAIL_NO_RUNTIME)?;
         runtime
             .start_run(RunStart {
                 prompt: task.description.clone(),

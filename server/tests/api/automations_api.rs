@@ -457,3 +457,30 @@ async fn a_trigger_whose_stored_config_no_longer_validates_can_still_be_disabled
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
 }
 on_both_databases!(a_trigger_whose_stored_config_no_longer_validates_can_still_be_disabled);
+
+/// A database error while writing the run task stays in the server log: the
+/// run (and so its page and any notification) says only that it failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_task_that_cannot_be_written_fails_its_run_without_the_database_error() {
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace_with_repo("W").await;
+    let a = app
+        .automation(
+            &ws,
+            json!({"name": "Nightly", "triggers": [{"type": "webhook", "config": {}}]}),
+        )
+        .await;
+    let id = a["id"].as_str().unwrap();
+    app.exec(
+        "CREATE TRIGGER refuse_run_tasks BEFORE INSERT ON tasks WHEN NEW.origin = 'automation_run' \
+         BEGIN SELECT RAISE(ABORT, 'injected: /var/lib/kandev/kandev.db is locked'); END",
+    )
+    .await;
+    app.post(&format!("/api/v1/automations/{id}/run"), json!({})).await;
+    let run = app.wait_for_run_status(id, "failed").await;
+    let runs = app.get(&format!("/api/v1/automations/{id}/runs")).await.body;
+    assert_eq!(runs[0]["id"], run.id);
+    assert_eq!(runs[0]["error_message"], kandev_core::firing::FAIL_TASK_NOT_CREATED);
+    assert!(!runs.to_string().contains("injected"), "{runs}");
+    app.stop().await;
+}

@@ -69,8 +69,44 @@ fn ids_in_code() -> BTreeSet<String> {
 }
 
 /// Ids the app builds from core values.
+/// A server text, the message id `explain` makes of it, and its arguments.
+type Explained = (String, &'static str, Vec<(&'static str, String)>);
+
+/// The server's own run texts, each with the message `explain` makes of it.
+fn server_run_texts() -> Vec<Explained> {
+    use kandev_core::editor::runs::{OutcomeText, explain};
+    use kandev_core::firing::*;
+    [
+        FAIL_NO_REPOSITORY.to_string(),
+        FAIL_AUTOMATION_NOT_FOUND.into(),
+        FAIL_TASK_NOT_CREATED.into(),
+        FAIL_NO_RUNTIME.into(),
+        SKIP_AUTOMATION_MISSING.into(),
+        SKIP_AUTOMATION_DISABLED.into(),
+        SKIP_ALREADY_FIRED.into(),
+        cap_reason(3),
+    ]
+    .into_iter()
+    .map(|text| match explain(&text) {
+        OutcomeText::Message(id, args) => (text, id, args),
+        OutcomeText::Verbatim(_) => panic!("{text} is not explained"),
+    })
+    .collect()
+}
+
+#[test]
+fn the_servers_run_texts_read_in_english_as_the_server_writes_them() {
+    for (text, id, args) in server_run_texts() {
+        assert_eq!(format("en-US", id, &args), text);
+        assert_ne!(format("de", id, &args), text, "{id} is not translated");
+    }
+}
+
 fn ids_from_core() -> BTreeSet<String> {
     let mut out = BTreeSet::new();
+    for (_, id, _) in server_run_texts() {
+        out.insert(id.to_string());
+    }
     for t in TriggerType::ALL {
         out.insert(style(t).badge.to_string());
         out.insert(style(t).info.to_string());

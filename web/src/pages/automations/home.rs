@@ -9,7 +9,7 @@ use kandev_core::run_status::RunStatus;
 use leptos::prelude::*;
 use leptos_router::components::A;
 
-use super::runs::{status_label, variant_class};
+use super::runs::{outcome_words, status_label, variant_class};
 use crate::api;
 use crate::components::Layout;
 use crate::i18n::{t, use_locale};
@@ -36,7 +36,7 @@ fn FeedRow(r: Run, ws_name: String) -> impl IntoView {
             <span class=variant_class(badge(r.status))>{status_label(r.status)}</span> " "
             <A href=format!("/automations/{}", r.automation_id)>{name}</A>
             <span class="muted">{format!(" · {ws_name} · {}", relative(r.created_at))}</span>
-            <p class:error=is_error>{text}</p>
+            <p class:error=is_error>{outcome_words(text)}</p>
             {open.map(|href| view! { <A href=href attr:class="btn">{t("automations-open-run")}</A> })}
         </li>
     }

@@ -17,13 +17,15 @@ use crate::i18n::{t, ta};
 use crate::live::use_live;
 use crate::time::relative;
 
+use super::runs::outcome_words;
 use super::transfer::Transfer;
 
 pub fn run_now(id: String) {
     spawn_local(async move {
         match api::post::<_, ManualRunResult>(&format!("/api/v1/automations/{id}/run"), &json!({})).await {
             Ok(r) => {
-                let (msg, args) = run_now_toast(&r);
+                let (msg, reason) = run_now_toast(&r);
+                let args: Vec<(&str, String)> = reason.map(|o| ("reason", outcome_words(o))).into_iter().collect();
                 toast(ta(msg, &args), false);
             }
             Err(e) if !e.message.is_empty() => toast(e.to_string(), true),

@@ -1,7 +1,7 @@
 //! Recent runs (derived statuses, filter chips, outcome, relative time, open,
 //! delete, delete all) and Recent evaluations ("why didn't it fire?").
 
-use kandev_core::editor::runs::{BadgeVariant, Filter, badge, chips, opens_task, outcome, passes};
+use kandev_core::editor::runs::{BadgeVariant, Filter, OutcomeText, badge, chips, opens_task, outcome, passes};
 use kandev_core::gate::Outcome;
 use kandev_core::run_status::RunStatus;
 use leptos::prelude::*;
@@ -13,6 +13,14 @@ use crate::components::{Confirm, Icon, IconSvg, toast};
 use crate::i18n::{t, ta};
 use crate::live::use_live;
 use crate::time::relative;
+
+/// An outcome in the UI's language (the server's own texts are messages).
+pub fn outcome_words(o: OutcomeText) -> String {
+    match o {
+        OutcomeText::Message(id, args) => ta(id, &args),
+        OutcomeText::Verbatim(text) => text,
+    }
+}
 
 pub fn status_label(s: RunStatus) -> String {
     t(&format!("automations-run-status-{}", s.as_str()))
@@ -92,7 +100,7 @@ pub fn RecentRuns(automation_id: String, ws: Signal<String>) -> impl IntoView {
                                     <tr data-run-id=r.id.clone() data-status=r.status.as_str()>
                                         <td data-label=t("automations-runs-column-trigger")><code>{r.trigger_type.clone()}</code></td>
                                         <td data-label=t("automations-runs-column-status")><span class=variant_class(badge(r.status))>{status_label(r.status)}</span></td>
-                                        <td data-label=t("automations-runs-column-outcome") class:error=is_error>{text}</td>
+                                        <td data-label=t("automations-runs-column-outcome") class:error=is_error>{outcome_words(text)}</td>
                                         <td data-label=t("automations-runs-column-time")>{relative(r.created_at)}</td>
                                         <td class="actions">
                                             {open.map(|href| view! { <A href=href attr:class="btn">{t("automations-open-run")}</A> })}
