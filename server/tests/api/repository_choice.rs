@@ -3,28 +3,36 @@
 //! `automations_yaml`).
 
 use reqwest::StatusCode;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::on_both_databases;
-use crate::support::{Db, spawn_app};
+use crate::support::{Db, TestApp, spawn_app};
+
+/// Creates a "None" automation in `ws`, runs it by hand and returns the run
+/// task once its turn has succeeded.
+async fn run_with_none(app: &TestApp, ws: &str) -> Value {
+    let a = app
+        .automation(
+            ws,
+            json!({"name": "Tidy", "prompt": "e2e:message(\"ok\")", "no_repository": true,
+                   "triggers": [{"type": "webhook", "config": {}}]}),
+        )
+        .await;
+    assert_eq!(
+        (a["no_repository"].clone(), a["repository_ids"].clone()),
+        (json!(true), json!([]))
+    );
+    let id = a["id"].as_str().unwrap();
+    app.post(&format!("/api/v1/automations/{id}/run"), json!({})).await;
+    let run = app.wait_for_run_status(id, "succeeded").await;
+    app.task_json(&run.task_id).await
+}
 
 /// The workspace has a repository, so "Auto" would take it: "None" must not.
 async fn none_runs_start_with_no_checkout(db: Db) {
     let app = spawn_app(db).await;
     let ws = app.workspace_with_repo("W").await;
-    let a = app
-        .automation(
-            &ws,
-            json!({"name": "Tidy", "prompt": "e2e:message(\"ok\")", "no_repository": true,
-                   "triggers": [{"type": "webhook", "config": {}}]}),
-        )
-        .await;
-    assert_eq!(a["no_repository"], true);
-    assert_eq!(a["repository_ids"], json!([]));
-    let id = a["id"].as_str().unwrap();
-    app.post(&format!("/api/v1/automations/{id}/run"), json!({})).await;
-    let run = app.wait_for_run_status(id, "succeeded").await;
-    let task = app.task_json(&run.task_id).await;
+    let task = run_with_none(&app, &ws).await;
     assert_eq!(task["repository_id"], json!(null), "{task}");
     assert_eq!(task["base_branch"], "", "{task}");
     app.stop().await;
@@ -35,16 +43,8 @@ on_both_databases!(none_runs_start_with_no_checkout);
 async fn none_runs_where_the_workspace_has_no_repository(db: Db) {
     let app = spawn_app(db).await;
     let ws = app.workspace("W").await;
-    let a = app
-        .automation(
-            &ws,
-            json!({"name": "Tidy", "prompt": "e2e:message(\"ok\")", "no_repository": true,
-                   "triggers": [{"type": "webhook", "config": {}}]}),
-        )
-        .await;
-    let id = a["id"].as_str().unwrap();
-    app.post(&format!("/api/v1/automations/{id}/run"), json!({})).await;
-    app.wait_for_run_status(id, "succeeded").await;
+    let task = run_with_none(&app, &ws).await;
+    assert_eq!(task["repository_id"], json!(null), "{task}");
     app.stop().await;
 }
 on_both_databases!(none_runs_where_the_workspace_has_no_repository);
