@@ -12,7 +12,7 @@ use anyhow::Context;
 use serde_json::{Value, json};
 use thirtyfour::common::command::{Command as WdCommand, ExtensionCommand};
 use thirtyfour::prelude::*;
-use thirtyfour::{ChromiumLikeCapabilities, DesiredCapabilities};
+use thirtyfour::{ChromeCapabilities, ChromiumLikeCapabilities, DesiredCapabilities};
 use tokio::process::{Child, Command};
 use tokio::sync::Mutex;
 
@@ -86,6 +86,43 @@ fn chromium_binary() -> Option<&'static str> {
         .find(|p| std::path::Path::new(p).exists())
 }
 
+/// Chromium's capabilities for one device, with its own profile directory.
+fn capabilities(device: Device, profile: &std::path::Path) -> anyhow::Result<ChromeCapabilities> {
+    let mut caps = DesiredCapabilities::chrome();
+    if let Some(bin) = chromium_binary() {
+        caps.set_binary(bin)?;
+    }
+    for arg in [
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--lang=en-US",
+    ] {
+        caps.add_arg(arg)?;
+    }
+    caps.add_arg(&format!("--user-data-dir={}", profile.display()))?;
+    match device {
+        Device::Desktop => caps.add_arg("--window-size=1280,900")?,
+        Device::DarkDesktop => {
+            caps.add_arg("--window-size=1280,900")?;
+            // Blink's own setting: `prefers-color-scheme: dark` (0 = dark).
+            caps.add_arg("--blink-settings=preferredColorScheme=0")?;
+        }
+        Device::Mobile => caps.add_experimental_option(
+            "mobileEmulation",
+            json!({"deviceMetrics": {"width": 390, "height": 844, "pixelRatio": 3.0, "touch": true, "mobile": true}, "userAgent": MOBILE_UA}),
+        )?,
+    }
+    caps.set("goog:loggingPrefs", json!({"browser": "ALL", "performance": "ALL"}))?;
+    Ok(caps)
+}
+
 impl Browser {
     pub async fn start(device: Device) -> anyhow::Result<Browser> {
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
@@ -109,45 +146,30 @@ impl Browser {
         })
         .await?;
 
-        let profile = std::env::temp_dir().join(format!("kandev-e2e-chrome-{}-{port}", std::process::id()));
-        let mut caps = DesiredCapabilities::chrome();
-        if let Some(bin) = chromium_binary() {
-            caps.set_binary(bin)?;
-        }
-        for arg in [
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-dev-shm-usage",
-            "--lang=en-US",
-        ] {
-            caps.add_arg(arg)?;
-        }
-        caps.add_arg(&format!("--user-data-dir={}", profile.display()))?;
-        match device {
-            Device::Desktop => caps.add_arg("--window-size=1280,900")?,
-            Device::DarkDesktop => {
-                caps.add_arg("--window-size=1280,900")?;
-                // Blink's own setting: `prefers-color-scheme: dark` (0 = dark).
-                caps.add_arg("--blink-settings=preferredColorScheme=0")?;
+        // Chromium now and then exits while starting on a loaded machine
+        // ("session not created: Chrome instance exited"): that is the
+        // harness's problem, not the app's, so a start is tried three times,
+        // each with a fresh profile.
+        let mut attempt = 0;
+        let (driver, profile) = loop {
+            attempt += 1;
+            let profile =
+                std::env::temp_dir().join(format!("kandev-e2e-chrome-{}-{port}-{attempt}", std::process::id()));
+            // A hung page must fail the test, not stall it.
+            let opened = WebDriver::builder(&url, capabilities(device, &profile)?)
+                .request_timeout(Duration::from_secs(30))
+                .connect()
+                .await;
+            match opened {
+                Ok(driver) => break (driver, profile),
+                Err(e) if attempt < 3 => {
+                    eprintln!("Chromium did not start (attempt {attempt} of 3): {e}");
+                    let _ = std::fs::remove_dir_all(&profile);
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                Err(e) => return Err(e).context("opening a Chromium session"),
             }
-            Device::Mobile => caps.add_experimental_option(
-                "mobileEmulation",
-                json!({"deviceMetrics": {"width": 390, "height": 844, "pixelRatio": 3.0, "touch": true, "mobile": true}, "userAgent": MOBILE_UA}),
-            )?,
-        }
-        caps.set("goog:loggingPrefs", json!({"browser": "ALL", "performance": "ALL"}))?;
-        // A hung page must fail the test, not stall it.
-        let driver = WebDriver::builder(&url, caps)
-            .request_timeout(Duration::from_secs(30))
-            .connect()
-            .await
-            .context("opening a Chromium session")?;
+        };
         Ok(Browser {
             driver,
             base: Arc::default(),
