@@ -4,6 +4,8 @@
 //! database so every replica sees them.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::{DateTime, Duration, Utc};
 use kandev_core::access::{login_delay_secs, normalise_username};
@@ -17,12 +19,24 @@ pub const SESSION_DAYS: i64 = 14;
 
 const STRIPES: usize = 64;
 
+/// How many password verifications run at once in this process: one per
+/// core (at least two, at most eight). Each argon2id check holds 19 MiB for
+/// its duration, so anyone able to reach the sign-in route could otherwise
+/// make the server hold hundreds of them at once; the rest wait their turn.
+pub fn password_check_slots() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 8)
+}
+
 /// Serialises attempts per username within this process (striped, so memory
-/// does not grow with the names an attacker tries), and keeps the hash that
-/// unknown usernames are verified against.
+/// does not grow with the names an attacker tries), bounds the password
+/// checks running at once, and keeps the hash that unknown usernames are
+/// verified against.
 pub(super) struct Throttle {
     stripes: Vec<tokio::sync::Mutex<()>>,
     decoy_hash: String,
+    checks: Arc<tokio::sync::Semaphore>,
+    running: Arc<AtomicUsize>,
+    peak: AtomicUsize,
 }
 
 impl Throttle {
@@ -30,13 +44,52 @@ impl Throttle {
         Ok(Throttle {
             stripes: (0..STRIPES).map(|_| tokio::sync::Mutex::new(())).collect(),
             decoy_hash: hash_password(&random_hex::<16>()?)?,
+            checks: Arc::new(tokio::sync::Semaphore::new(password_check_slots())),
+            running: Arc::new(AtomicUsize::new(0)),
+            peak: AtomicUsize::new(0),
         })
+    }
+
+    /// One argon2id verification, off the async threads, within the bound.
+    /// The slot travels with the check itself: a request dropped while its
+    /// check runs (the client hung up) frees the slot only when the check ends.
+    async fn verify(&self, attempt: String, phc: String) -> bool {
+        let Ok(slot) = self.checks.clone().acquire_owned().await else {
+            return false;
+        };
+        let running = Running::enter(self.running.clone());
+        self.peak.fetch_max(running.now, Ordering::SeqCst);
+        tokio::task::spawn_blocking(move || {
+            let (_slot, _running) = (slot, running);
+            verify_password(&attempt, &phc)
+        })
+        .await
+        .unwrap_or(false)
     }
 
     fn stripe(&self, username: &str) -> &tokio::sync::Mutex<()> {
         let mut h = DefaultHasher::new();
         username.hash(&mut h);
         &self.stripes[(h.finish() as usize) % STRIPES]
+    }
+}
+
+/// One check counted as running until it ends.
+struct Running {
+    count: Arc<AtomicUsize>,
+    now: usize,
+}
+
+impl Running {
+    fn enter(count: Arc<AtomicUsize>) -> Running {
+        let now = count.fetch_add(1, Ordering::SeqCst) + 1;
+        Running { count, now }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -69,10 +122,7 @@ impl Access {
             .as_ref()
             .map(|u| u.password_hash.clone())
             .unwrap_or_else(|| self.login.decoy_hash.clone());
-        let attempt = password.to_string();
-        let matches = tokio::task::spawn_blocking(move || verify_password(&attempt, &phc))
-            .await
-            .unwrap_or(false);
+        let matches = self.login.verify(password.to_string(), phc).await;
         match user.filter(|_| matches) {
             Some(u) => {
                 self.store.clear_login_throttle(&name).await?;
@@ -102,6 +152,12 @@ impl Access {
                 Err(ServiceError::Unauthorized(BAD_CREDENTIALS.into()))
             }
         }
+    }
+
+    /// The most password checks that have run at once in this process
+    /// (never above [`password_check_slots`]).
+    pub fn password_checks_peak(&self) -> usize {
+        self.login.peak.load(Ordering::SeqCst)
     }
 
     /// Ends the browser session behind a cookie value (if any).

@@ -7,7 +7,7 @@ pub mod bootstrap;
 pub mod credentials;
 mod login;
 
-pub use login::SESSION_DAYS;
+pub use login::{SESSION_DAYS, password_check_slots};
 
 use std::sync::Arc;
 

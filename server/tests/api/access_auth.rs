@@ -504,3 +504,23 @@ async fn deleting_a_workspaces_only_owner_is_refused() {
     assert_eq!(owners, vec![json!(bob.id)], "{}", members.body);
     app.stop().await;
 }
+
+/// Sign-in is open to anyone who can reach the port, and each password check
+/// holds 19 MiB of argon2id memory: many attempts at once (distinct names, so
+/// the per-name throttle does not serialise them) run a bounded number of
+/// checks at a time, and every attempt still gets its answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_sign_ins_at_once_run_a_bounded_number_of_password_checks() {
+    let app = spawn_app(Db::Sqlite).await;
+    let attempts = 24;
+    let answers = futures::future::join_all((0..attempts).map(|i| {
+        let app = &app;
+        async move { login(app, &format!("sprayed-{i}"), "guess").await.0 }
+    }))
+    .await;
+    assert!(answers.iter().all(|s| *s == StatusCode::UNAUTHORIZED), "{answers:?}");
+    let peak = app.services().access.password_checks_peak();
+    let slots = kandev_server::access::password_check_slots();
+    assert!((1..=slots).contains(&peak), "peak {peak} of {slots} slots");
+    app.stop().await;
+}
