@@ -7,11 +7,13 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
 use kandev_core::events::{Payload, SOURCE_GITHUB, TASK_PR_UPDATED};
 use kandev_core::task_pr::TaskPr;
+use kandev_server::orchestrator::{AgentRuntime, RunStart};
 use serde_json::json;
 
 use common::*;
@@ -99,21 +101,39 @@ async fn main() {
         events * 1000
     );
 
-    // Runs created: one matching automation, distinct PRs, the highest cap;
-    // first with events published straight onto the bus, then through the
-    // outbox as the PR sync publishes them (one transaction, then a mark).
+    // Runs created: ten automations (each at the highest cap, each watching
+    // its own repository), 1,000 merged events over the ten, one run each.
+    // First with the agents held — the figure is fire → run task and
+    // `task_created` row, and a real agent's turn ends minutes later — with
+    // events published straight onto the bus, then through the outbox as the
+    // PR sync publishes them. Last, a stress figure: the same with every
+    // turn failing at once (this bench serves no MCP endpoint), so each run
+    // is also finalised, notified and its worktree reclaimed meanwhile.
+    let real: Arc<dyn AgentRuntime> = Arc::new(s.runtime.clone());
     let mut rates = vec![];
-    for (label, through_outbox) in [
-        ("runs created, events published directly", false),
-        ("runs created, events through the outbox", true),
+    for (label, through_outbox, held) in [
+        ("runs created, events published directly", false, true),
+        ("runs created, events through the outbox", true, true),
+        ("runs created while every turn fails at once (stress)", false, false),
     ] {
+        let runtime = if held {
+            Arc::new(Held) as Arc<dyn AgentRuntime>
+        } else {
+            real.clone()
+        };
+        s.orchestrator.set_runtime(runtime);
         let ws = workspace(&s, label).await;
         let target = task(&s, &ws, "target").await;
-        let a = merged_automation(&s, &ws, "Fire", vec![json!({"all_repos": true})], 100).await;
-        let runs = 100;
+        for i in 0..RUN_AUTOMATIONS {
+            let config = json!({"all_repos": false, "repos": [{"owner": "acme", "name": format!("api-{i}")}]});
+            merged_automation(&s, &ws, &format!("Fire {i}"), vec![config], 100).await;
+        }
+        let runs = RUN_AUTOMATIONS * 100;
         let started = Instant::now();
         for n in 0..runs {
-            let pr = Payload::TaskPr(merged(&target, 10_000 + n));
+            let mut pr = merged(&target, 10_000 + n as i64);
+            pr.repo = format!("api-{}", n % RUN_AUTOMATIONS);
+            let pr = Payload::TaskPr(pr);
             if through_outbox {
                 s.outbox
                     .publish(TASK_PR_UPDATED, SOURCE_GITHUB, pr)
@@ -126,20 +146,22 @@ async fn main() {
                     .expect("publish");
             }
         }
-        // The figure is fire → task and `task_created` row (one
-        // transaction); the agents those runs start come after it.
         let mut created = 0;
-        while created < runs as usize && started.elapsed() < std::time::Duration::from_secs(60) {
+        while created < runs && started.elapsed() < std::time::Duration::from_secs(60) {
             tokio::time::sleep(std::time::Duration::from_millis(2)).await;
-            created = s.store.list_run_records(&a).await.expect("runs").len();
+            created = run_count(&s, &ws, "").await;
         }
-        rates.push(rate(runs as usize, started.elapsed()));
-        report(label, runs as usize, started);
+        rates.push(rate(runs, started.elapsed()));
+        report(label, runs, started);
         s.orchestrator.wait_idle().await;
-        let created = s.store.list_run_records(&a).await.expect("runs").len();
-        println!("  (run rows written: {created}; agents started after)");
         s.runtime.wait_idle().await;
+        let skipped = run_count(&s, &ws, "skipped").await;
+        println!(
+            "  (run rows written: {}, of which cap-skipped: {skipped})",
+            run_count(&s, &ws, "").await
+        );
     }
+    s.orchestrator.set_runtime(real);
 
     // The machine's raw SQLite insert rate on the same file and pool.
     sqlx::query("CREATE TABLE bench_rows (id TEXT PRIMARY KEY, v TEXT NOT NULL)")
@@ -194,9 +216,50 @@ async fn main() {
         ">= 500",
         baseline,
     );
+    figure(
+        "engine: runs created/s, every turn failing at once",
+        rates[2],
+        "runs/s",
+        "(stress)",
+        baseline,
+    );
     let overhead = (rates[0] / rates[1].max(1e-9) - 1.0) * 100.0;
     println!("\nthe outbox costs {overhead:.0}% of run throughput over publishing directly (goal: at most 20%)");
     sub.stop().await;
     s.orchestrator.stop().await;
     s.runtime.shutdown().await;
+}
+
+/// Automations in the runs figure; each takes a hundred runs (the cap).
+const RUN_AUTOMATIONS: usize = 10;
+
+/// An agent runtime that starts nothing: the run stays open, as it does
+/// while a real agent works.
+struct Held;
+
+#[async_trait::async_trait]
+impl AgentRuntime for Held {
+    async fn start_run(&self, req: RunStart) -> Result<String, String> {
+        Ok(req.task.id)
+    }
+
+    async fn reclaim_worktree(&self, _task_id: &str) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Run rows of one workspace (of one status, or all when `status` is
+/// empty), counted in the database: the poll must not cost the writes it
+/// measures a full listing every two milliseconds.
+async fn run_count(s: &kandev_server::app::Services, workspace_id: &str, status: &str) -> usize {
+    let n: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM automation_runs r JOIN automations a ON a.id = r.automation_id \
+         WHERE a.workspace_id = $1 AND ($2 = '' OR r.status = $2)",
+    )
+    .bind(workspace_id)
+    .bind(status)
+    .fetch_one(s.store.pool())
+    .await
+    .expect("count");
+    n as usize
 }

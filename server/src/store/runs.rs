@@ -1,6 +1,6 @@
 use chrono::{DateTime, Utc};
 use kandev_core::api::Run;
-use kandev_core::run_status::{RunStatus, RunTaskFacts, derive_status, summary_excerpt};
+use kandev_core::run_status::{KEEP_WORKTREES, RunStatus, RunTaskFacts, derive_status, summary_excerpt};
 use serde_json::Value;
 use sqlx::AssertSqlSafe;
 use sqlx::any::AnyRow;
@@ -338,19 +338,39 @@ impl Store {
     }
 }
 
+/// The stored statuses that are not terminal, as an SQL list (`'a', 'b'`).
+fn not_terminal_sql() -> String {
+    RunStatus::ALL
+        .iter()
+        .filter(|s| !s.is_terminal())
+        .map(|s| format!("'{}'", s.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl Store {
     /// Retention's view of an automation's runs, newest first, in one query:
     /// whether each run's task still has a worktree and whether it is in use.
+    /// Only the rows retention can act on come back — the newest
+    /// [`KEEP_WORKTREES`] terminal runs (which it skips) and runs whose task
+    /// still holds a worktree — so a finished turn costs the same after ten
+    /// runs as after ten thousand; `worktrees_to_reclaim` gives the answer it
+    /// would give on the full list.
     pub async fn retention_candidates(
         &self,
         automation_id: &str,
     ) -> StoreResult<Vec<kandev_core::run_status::RetentionCandidate>> {
-        let rows = sqlx::query(
+        let rows = sqlx::query(AssertSqlSafe(format!(
             "SELECT r.task_id, r.status, \
              CAST(CASE WHEN EXISTS (SELECT 1 FROM agent_sessions s WHERE s.task_id = r.task_id AND s.worktree_path <> '') THEN 1 ELSE 0 END AS BIGINT) AS live, \
              CAST(CASE WHEN EXISTS (SELECT 1 FROM agent_sessions s WHERE s.task_id = r.task_id AND s.state IN ('STARTING', 'RUNNING')) THEN 1 ELSE 0 END AS BIGINT) AS busy \
-             FROM automation_runs r WHERE r.automation_id = $1 AND r.task_id <> '' ORDER BY r.created_at DESC, r.id DESC",
-        )
+             FROM automation_runs r WHERE r.automation_id = $1 AND r.task_id <> '' AND ( \
+               r.id IN (SELECT k.id FROM automation_runs k WHERE k.automation_id = $1 AND k.task_id <> '' \
+                        AND k.status NOT IN ({open}) ORDER BY k.created_at DESC, k.id DESC LIMIT {KEEP_WORKTREES}) \
+               OR r.task_id IN (SELECT s.task_id FROM agent_sessions s WHERE s.worktree_path <> '')) \
+             ORDER BY r.created_at DESC, r.id DESC",
+            open = not_terminal_sql(),
+        )))
         .bind(automation_id)
         .fetch_all(&self.pool)
         .await?;

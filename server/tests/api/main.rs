@@ -32,6 +32,7 @@ mod merger_api;
 mod notifications;
 mod overload;
 mod repository_choice;
+mod retention;
 mod run_starts;
 mod sim_openapi;
 mod system_api;
