@@ -355,7 +355,7 @@ impl Browser {
     }
 
     /// One Chrome DevTools Protocol command, through chromedriver.
-    async fn cdp(&self, cmd: &str, params: Value) -> anyhow::Result<()> {
+    pub async fn cdp(&self, cmd: &str, params: Value) -> anyhow::Result<()> {
         self.driver
             .handle()
             .cmd(WdCommand::ExtensionCommand(Box::new(Cdp(cmd.into(), params))))

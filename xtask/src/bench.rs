@@ -97,8 +97,21 @@ pub fn all(extra: &[String]) -> Result<(), String> {
         // Bench targets only: `cargo bench` alone would also build every test harness optimised.
         let mut args = vec!["bench", "-p", "kandev-server", "--benches"];
         args.extend(extra.iter().map(String::as_str));
-        run_bench(&args, &env)
+        let mut figures = run_bench(&args, &env)?;
+        figures.extend(phone(&env)?);
+        Ok(figures)
     })
+}
+
+/// The phone's first visit, when the web app is built (`cargo xtask web`):
+/// it drives the debug `kandev` binary, as the browser suite does.
+fn phone(env: &[(String, String)]) -> Result<Vec<Figure>, String> {
+    if !crate::tools::root().join("web/dist/index.html").exists() {
+        println!("(no web/dist: run `cargo xtask web` first to time a phone's first visit)");
+        return Ok(vec![]);
+    }
+    crate::sh::run("cargo", &["build", "-q", "-p", "kandev-server", "--bin", "kandev"], &[])?;
+    run_bench(&["bench", "-p", "kandev-e2e", "--bench", "phone"], env)
 }
 
 pub fn load() -> Result<(), String> {
