@@ -11,6 +11,7 @@ use std::path::Path;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 
+mod pack;
 mod split;
 
 use crate::sh;
@@ -84,6 +85,11 @@ pub fn build() -> Result<(), String> {
         large.len()
     ));
     optimise_all(large)?;
+    let (packs, pack_bytes) = pack::pack(&app)?;
+    sh::step(&format!(
+        "{packs} route packs ({} KiB): a route's module and chunks in one request",
+        pack_bytes / 1024
+    ));
     // One hash names the whole folder: the glue, the loader and the chunks
     // refer to each other by relative names, and change together.
     let app_dir = hashed(&dist, "app")?;

@@ -97,8 +97,12 @@ fn accepts(headers: &HeaderMap, encoding: &str) -> bool {
 /// gone instead of trying to run HTML as wasm.
 pub fn asset_path(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
-    file.rsplit_once('.')
-        .is_some_and(|(_, ext)| matches!(ext, "js" | "wasm" | "css" | "ftl" | "json" | "map" | "gz" | "br"))
+    file.rsplit_once('.').is_some_and(|(_, ext)| {
+        matches!(
+            ext,
+            "js" | "wasm" | "bin" | "css" | "ftl" | "json" | "map" | "gz" | "br"
+        )
+    })
 }
 
 /// A file of the app, or `index.html` for the app's own routes.
@@ -160,6 +164,8 @@ mod tests {
         assert!(asset_path("app-bcf0595dfa7808b1/split___editor.wasm"));
         assert!(asset_path("app-bcf0595dfa7808b1/__wasm_split.js"));
         assert!(asset_path("locales/de.ftl"));
+        // A route's pack of chunks (`cargo xtask web`).
+        assert!(asset_path("app-bcf0595dfa7808b1/pack_editor_route.bin"));
         assert!(!asset_path("w/2b1c/tasks/9f3e"));
         assert!(!asset_path("settings/workspace/x/automations/new"));
         assert!(!asset_path(""));
