@@ -12,6 +12,7 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 
 mod pack;
+mod preload;
 mod split;
 
 use crate::sh;
@@ -99,10 +100,15 @@ pub fn build() -> Result<(), String> {
     fs::copy(root().join("web/style.css"), dist.join("style.css")).map_err(|e| format!("style.css: {e}"))?;
     let css = hashed(&dist, "style.css")?;
     let template = fs::read_to_string(root().join("web/index.html")).map_err(|e| format!("index.html: {e}"))?;
+    let preloads = preload::entries(root(), &dist.join(&app_dir), &app_dir)?;
+    if !template.contains("</head>") {
+        return Err("web/index.html has no </head> to put the route preload before".into());
+    }
     let index = template
         .replace("/kandev_web.js", &format!("/{js}"))
         .replace("/kandev_web_bg.wasm", &format!("/{wasm}"))
-        .replace("/style.css", &format!("/{css}"));
+        .replace("/style.css", &format!("/{css}"))
+        .replace("</head>", &format!("  {}\n</head>", preload::script(&preloads)));
     fs::write(dist.join("index.html"), index).map_err(|e| format!("index.html: {e}"))?;
     copy_dir(&root().join("web/assets"), &dist.join("assets"))?;
     locale_files(&dist)?;

@@ -76,6 +76,54 @@ scenario!(
     super::board_first_editor_on_demand
 );
 
+/// GIVEN a page opened by its address, THEN the main module and its route's
+/// pack are asked for by the page itself, beside its script (a `preload` the
+/// loader then takes over), each fetched once; a page that needs no pack
+/// preloads none.
+async fn a_page_opened_by_address_preloads_its_pack(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = workspace(&ctx).await?;
+    let packs = "return performance.getEntriesByType('resource')\
+                 .filter((e) => e.name.includes('/pack_'))\
+                 .map((e) => [e.name.split('/').pop(), e.initiatorType])";
+    ctx.browser.goto(&format!("/w/{ws}")).await?;
+    ctx.browser.wait_for(".columns").await?;
+    // The main module too is asked for by the page, beside its script.
+    let main = ctx
+        .browser
+        .js(
+            "return performance.getEntriesByType('resource')\
+             .filter((e) => e.name.endsWith('/kandev_web_bg.wasm')).map((e) => e.initiatorType)",
+            vec![],
+        )
+        .await?;
+    ensure!(
+        main == serde_json::json!(["link"]),
+        "the main module was not preloaded once: {main}"
+    );
+    let board = ctx.browser.js(packs, vec![]).await?;
+    ensure!(
+        board.as_array().is_some_and(|a| a.iter().all(|p| p[1] != "link")),
+        "the board preloaded a pack: {board}"
+    );
+    open_new_editor(&ctx, &ws).await?;
+    pick_condition(&ctx, "github_pr_merged").await?;
+    let editor = ctx.browser.js(packs, vec![]).await?;
+    let entries = editor.as_array().cloned().unwrap_or_default();
+    ensure!(
+        entries.len() == 1
+            && entries[0][0]
+                .as_str()
+                .is_some_and(|n| n.starts_with("pack_automation_editor_route"))
+            && entries[0][1] == "link",
+        "the editor's pack was not preloaded once by the page: {editor}"
+    );
+    Ok(())
+}
+scenario!(
+    a_page_opened_by_its_address_preloads_its_routes_code_once,
+    super::a_page_opened_by_address_preloads_its_pack
+);
+
 /// GIVEN the board has shown its cards and idled, THEN the task page's code
 /// has been fetched; WHEN a card is opened, THEN its page shows without
 /// fetching any more code.
