@@ -236,11 +236,7 @@ impl Store {
         };
         let options = AnyConnectOptions::from_str(&url)?;
         let pool = AnyPoolOptions::new()
-            .max_connections(if backend == Backend::Sqlite {
-                std::env::var("XPOOL").ok().and_then(|v| v.parse().ok()).unwrap_or(8)
-            } else {
-                16
-            })
+            .max_connections(if backend == Backend::Sqlite { 8 } else { 16 })
             .acquire_timeout(Duration::from_secs(30))
             .after_connect(move |conn, _meta| {
                 Box::pin(async move {
@@ -249,9 +245,6 @@ impl Store {
                         conn.execute("PRAGMA busy_timeout=10000").await?;
                         conn.execute("PRAGMA foreign_keys=ON").await?;
                         conn.execute("PRAGMA synchronous=NORMAL").await?;
-                        if std::env::var("XMMAP").is_ok() {
-                            conn.execute("PRAGMA mmap_size=268435456").await?;
-                        }
                     }
                     Ok(())
                 })
