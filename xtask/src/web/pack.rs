@@ -196,16 +196,16 @@ fn rewrite(js: &str) -> Result<String, String> {
 
 /// A pack: a little-endian `u32` header length, the header (JSON
 /// `[[file, length], …]`), then the files in that order.
-fn pack_bytes(files: &[(String, Vec<u8>)]) -> Vec<u8> {
+fn pack_bytes(files: &[(String, Vec<u8>)]) -> Result<Vec<u8>, String> {
     let header: Vec<(&str, usize)> = files.iter().map(|(f, b)| (f.as_str(), b.len())).collect();
-    let header = serde_json::to_vec(&header).unwrap_or_default();
+    let header = serde_json::to_vec(&header).map_err(|e| format!("pack header: {e}"))?;
     let mut out = Vec::with_capacity(4 + header.len() + files.iter().map(|(_, b)| b.len()).sum::<usize>());
     out.extend_from_slice(&(header.len() as u32).to_le_bytes());
     out.extend_from_slice(&header);
     for (_, bytes) in files {
         out.extend_from_slice(bytes);
     }
-    out
+    Ok(out)
 }
 
 /// Writes one pack per route into `app` and rewrites its loader. Returns
@@ -224,7 +224,7 @@ pub fn pack(app: &Path) -> Result<(usize, u64), String> {
                     .map_err(|e| format!("{f}: {e}"))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let body = pack_bytes(&files);
+        let body = pack_bytes(&files)?;
         let name = pack_name(route);
         bytes += body.len() as u64;
         fs::write(app.join(&name), &body).map_err(|e| format!("{name}: {e}"))?;
@@ -292,7 +292,7 @@ export const __wasm_split_load___editor_route = wrapAsyncCb(makeLoad(() => {
     #[test]
     fn a_pack_names_its_parts_and_their_lengths_before_them() {
         let files = vec![("a.wasm".to_string(), vec![1, 2, 3]), ("b.wasm".to_string(), vec![4])];
-        let pack = pack_bytes(&files);
+        let pack = pack_bytes(&files).expect("pack");
         let size = u32::from_le_bytes([pack[0], pack[1], pack[2], pack[3]]) as usize;
         let header: Vec<(String, usize)> = serde_json::from_slice(&pack[4..4 + size]).expect("header");
         assert_eq!(header, vec![("a.wasm".to_string(), 3), ("b.wasm".to_string(), 1)]);
