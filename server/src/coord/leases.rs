@@ -89,12 +89,33 @@ impl Leases {
         }
     }
 
-    /// Renews every lease held; one renewal refused means another replica
-    /// took it over (this one stalled past the expiry), and it is dropped.
+    /// Renews every lease held, in batches; a lease not renewed means another
+    /// replica took it over (this one stalled past the expiry), and it is
+    /// dropped. When the database cannot say, every lease is dropped, as
+    /// [`Leases::try_hold`] does for one (fail safe: do not act).
     pub async fn renew(&self) {
         let names: Vec<String> = self.set().iter().cloned().collect();
-        for name in names {
-            if !self.try_hold(&name).await {
+        if names.is_empty() {
+            return;
+        }
+        let kept: HashSet<String> = match self
+            .store
+            .renew_leases(&names, &self.replica, ttl(), self.clock.now())
+            .await
+        {
+            Ok(kept) => kept.into_iter().collect(),
+            Err(error) => {
+                tracing::warn!(leases = names.len(), %error, "could not renew leases; not acting on them");
+                let mut held = self.set();
+                for name in &names {
+                    held.remove(name);
+                }
+                return;
+            }
+        };
+        let mut held = self.set();
+        for name in names.iter().filter(|n| !kept.contains(*n)) {
+            if held.remove(name) {
                 tracing::warn!(lease = %name, "lost a lease to another replica");
             }
         }

@@ -14,6 +14,10 @@ const ACQUIRE: &str = "INSERT INTO leases (name, owner, expires_at) VALUES ($1, 
      ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at \
      WHERE leases.owner = excluded.owner OR leases.expires_at <= $4";
 
+/// Names per renewal statement (binding cost grows with the square of a
+/// statement's parameters in SQLite).
+const RENEW_CHUNK: usize = 64;
+
 /// [`Store::acquire_lease`] inside a transaction (a run's lease is taken in
 /// the same transaction that creates the run).
 pub async fn acquire_in(
@@ -39,6 +43,38 @@ impl Store {
     pub async fn acquire_lease(&self, name: &str, owner: &str, ttl: Duration, now: DateTime<Utc>) -> StoreResult<bool> {
         let mut conn = self.pool().acquire().await?;
         acquire_in(&mut conn, name, owner, ttl, now).await
+    }
+
+    /// Renews, one statement per [`RENEW_CHUNK`] names, the leases among
+    /// `names` that `owner` still holds (expired or not: nobody took them
+    /// over) until `now + ttl`; returns those it renewed. A replica running
+    /// five hundred agent turns renews their leases in eight writes, not
+    /// five hundred.
+    pub async fn renew_leases(
+        &self,
+        names: &[String],
+        owner: &str,
+        ttl: Duration,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Vec<String>> {
+        let mut kept = Vec::with_capacity(names.len());
+        for chunk in names.chunks(RENEW_CHUNK) {
+            let list: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 3)).collect();
+            let sql = format!(
+                "UPDATE leases SET expires_at = $2 WHERE owner = $1 AND name IN ({}) RETURNING name",
+                list.join(", ")
+            );
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(owner)
+                .bind(time_to_text(now + ttl));
+            for name in chunk {
+                q = q.bind(name);
+            }
+            for row in q.fetch_all(&mut *self.writer().await?).await? {
+                kept.push(row.text("name")?);
+            }
+        }
+        Ok(kept)
     }
 
     pub async fn release_lease(&self, name: &str, owner: &str) -> StoreResult<()> {

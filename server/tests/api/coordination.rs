@@ -245,6 +245,49 @@ async fn a_lease_has_one_holder_and_passes_on_when_its_holder_stops_renewing() {
     app.stop().await;
 }
 
+/// A replica holding many leases (one per running agent turn) renews them
+/// together: every one it still holds moves on, expired or not, and the one
+/// another replica took over while it stalled is dropped, not taken back.
+async fn many_leases_renew_together_and_a_lost_one_is_dropped(db: Db) {
+    let app = spawn_app(db).await;
+    let (store, clock) = (app.services().store.clone(), app.services().clock.clone());
+    let holder = Leases::new(store.clone(), clock.clone(), "replica-a".into());
+    let other = Leases::new(store.clone(), clock.clone(), "replica-b".into());
+    let names: Vec<String> = (0..150).map(|i| format!("run:many-{i}")).collect();
+    for name in &names {
+        assert!(holder.try_hold(name).await);
+    }
+    // The holder stalls past the expiry of all of them; another replica
+    // takes one over meanwhile.
+    app.exec("UPDATE leases SET expires_at = '2000-01-01T00:00:00.000000Z' WHERE name LIKE 'run:many-%'")
+        .await;
+    assert!(other.try_hold("run:many-70").await);
+    holder.renew().await;
+    let now = kandev_server::store::time_to_text(clock.now());
+    for name in &names {
+        if name == "run:many-70" {
+            assert!(!holder.holds(name), "the lease taken over is dropped");
+            assert!(other.holds(name));
+        } else {
+            assert!(holder.holds(name), "{name} is still held");
+        }
+    }
+    let row = sqlx::query(
+        "SELECT COUNT(*) AS n FROM leases WHERE name LIKE 'run:many-%' AND owner = 'replica-a' AND expires_at > $1",
+    )
+    .bind(&now)
+    .fetch_one(app.services().store.pool())
+    .await
+    .unwrap();
+    assert_eq!(
+        sqlx::Row::try_get::<i64, _>(&row, "n").unwrap(),
+        149,
+        "every kept lease renewed"
+    );
+    app.stop().await;
+}
+crate::on_both_databases!(many_leases_renew_together_and_a_lost_one_is_dropped);
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_merge_job_nobody_drives_is_taken_over() {
     let gh = simulator().await;
