@@ -272,8 +272,9 @@ impl AgentRuntime for Held {
 /// measures a full listing every two milliseconds.
 async fn run_count(s: &kandev_server::app::Services, workspace_id: &str, status: &str) -> usize {
     let n: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM automation_runs r JOIN automations a ON a.id = r.automation_id \
-         WHERE a.workspace_id = $1 AND ($2 = '' OR r.status = $2)",
+        "SELECT COUNT(*) FROM automation_runs r \
+         WHERE r.automation_id IN (SELECT a.id FROM automations a WHERE a.workspace_id = $1) \
+         AND ($2 = '' OR r.status = $2)",
     )
     .bind(workspace_id)
     .bind(status)
