@@ -59,10 +59,9 @@ impl Store {
     ) -> StoreResult<Vec<String>> {
         let mut kept = Vec::with_capacity(names.len());
         for chunk in names.chunks(RENEW_CHUNK) {
-            let list: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 3)).collect();
             let sql = format!(
                 "UPDATE leases SET expires_at = $2 WHERE owner = $1 AND name IN ({}) RETURNING name",
-                list.join(", ")
+                super::placeholders(3, chunk.len())
             );
             let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(owner)

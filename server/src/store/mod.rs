@@ -322,6 +322,15 @@ pub fn one_row(done: sqlx::any::AnyQueryResult) -> StoreResult<()> {
     }
 }
 
+/// `$first, $first+1, …` for `n` bound values: an `IN (…)` list after the
+/// statement's other `first - 1` parameters.
+pub(crate) fn placeholders(first: usize, n: usize) -> String {
+    (first..first + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Fixed-width UTC text: microsecond precision, `Z` suffix.
 pub fn time_to_text(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
@@ -339,4 +348,13 @@ pub fn opt_time_to_text(t: Option<DateTime<Utc>>) -> Option<String> {
 
 pub fn new_id() -> String {
     uuid::Uuid::new_v4().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn placeholders_number_an_in_list_after_the_other_parameters() {
+        assert_eq!(super::placeholders(3, 3), "$3, $4, $5");
+        assert_eq!(super::placeholders(2, 1), "$2");
+    }
 }

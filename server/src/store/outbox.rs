@@ -56,10 +56,9 @@ impl Store {
         if ids.is_empty() {
             return Ok(());
         }
-        let list: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
         let sql = format!(
             "UPDATE outbox SET published_at = $1 WHERE published_at IS NULL AND id IN ({})",
-            list.join(", ")
+            super::placeholders(2, ids.len())
         );
         let mut q = sqlx::query(AssertSqlSafe(sql)).bind(time_to_text(now));
         for id in ids {
