@@ -88,7 +88,8 @@ pub fn build() -> Result<(), String> {
     optimise_all(large)?;
     let (packs, pack_bytes) = pack::pack(&app)?;
     sh::step(&format!(
-        "{packs} route packs ({} KiB): a route's module and chunks in one request",
+        "{} route packs ({} KiB): a route's module and chunks in one request",
+        packs.len(),
         pack_bytes / 1024
     ));
     // One hash names the whole folder: the glue, the loader and the chunks
@@ -100,7 +101,7 @@ pub fn build() -> Result<(), String> {
     fs::copy(root().join("web/style.css"), dist.join("style.css")).map_err(|e| format!("style.css: {e}"))?;
     let css = hashed(&dist, "style.css")?;
     let template = fs::read_to_string(root().join("web/index.html")).map_err(|e| format!("index.html: {e}"))?;
-    let preloads = preload::entries(root(), &dist.join(&app_dir), &app_dir)?;
+    let preloads = preload::entries(root(), &packs, &app_dir)?;
     if !template.contains("</head>") {
         return Err("web/index.html has no </head> to put the route preload before".into());
     }

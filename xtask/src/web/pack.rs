@@ -209,12 +209,13 @@ fn pack_bytes(files: &[(String, Vec<u8>)]) -> Result<Vec<u8>, String> {
 }
 
 /// Writes one pack per route into `app` and rewrites its loader. Returns
-/// (packs written, their bytes).
-pub fn pack(app: &Path) -> Result<(usize, u64), String> {
+/// the packs' file names and their bytes together.
+pub fn pack(app: &Path) -> Result<(Vec<String>, u64), String> {
     let loader_path = app.join("__wasm_split.js");
     let js = fs::read_to_string(&loader_path).map_err(|e| format!("{}: {e}", loader_path.display()))?;
     let routes = route_files(&loaders(&js)?)?;
     let mut bytes = 0;
+    let mut names = Vec::with_capacity(routes.len());
     for (route, files) in &routes {
         let files = files
             .iter()
@@ -228,9 +229,10 @@ pub fn pack(app: &Path) -> Result<(usize, u64), String> {
         let name = pack_name(route);
         bytes += body.len() as u64;
         fs::write(app.join(&name), &body).map_err(|e| format!("{name}: {e}"))?;
+        names.push(name);
     }
     fs::write(&loader_path, rewrite(&js)?).map_err(|e| format!("{}: {e}", loader_path.display()))?;
-    Ok((routes.len(), bytes))
+    Ok((names, bytes))
 }
 
 #[cfg(test)]

@@ -71,19 +71,15 @@ pub fn script(entries: &[(String, String)]) -> String {
 }
 
 /// The preload table for `app_dir` (the hashed app folder's name): each lazy
-/// route's pattern and its pack's address. Fails when a lazy route has no
-/// pack, or when the router lists none (its shape changed).
-pub fn entries(root: &Path, app: &Path, app_dir: &str) -> Result<Vec<(String, String)>, String> {
+/// route's pattern and its pack's address, from the packs `cargo xtask web`
+/// wrote. Fails when a lazy route has no pack, or when the router lists
+/// none (its shape changed).
+pub fn entries(root: &Path, packs: &[String], app_dir: &str) -> Result<Vec<(String, String)>, String> {
     let lib = std::fs::read_to_string(root.join("web/src/lib.rs")).map_err(|e| format!("web/src/lib.rs: {e}"))?;
     let routes = lazy_routes(&lib);
     if routes.is_empty() {
         return Err("web/src/lib.rs: no lazy route found to preload".into());
     }
-    let packs: Vec<String> = std::fs::read_dir(app)
-        .map_err(|e| format!("{}: {e}", app.display()))?
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.starts_with("pack_") && n.ends_with(".bin"))
-        .collect();
     routes
         .iter()
         .map(|(path, route)| {
