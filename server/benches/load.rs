@@ -48,7 +48,16 @@ impl Phase {
     }
 
     fn percentile(&self, p: f64) -> f64 {
-        let mut all: Vec<u32> = self.latencies.iter().flat_map(|(_, l)| l.iter().copied()).collect();
+        self.percentile_of(None, p)
+    }
+
+    fn percentile_of(&self, kind: Option<&str>, p: f64) -> f64 {
+        let mut all: Vec<u32> = self
+            .latencies
+            .iter()
+            .filter(|(k, _)| kind.is_none_or(|want| *k == want))
+            .flat_map(|(_, l)| l.iter().copied())
+            .collect();
         all.sort_unstable();
         if all.is_empty() {
             return 0.0;
@@ -264,7 +273,12 @@ async fn run(backend: &str, database_url: &str, seconds: u64) -> (Phase, Phase) 
     .await;
     mix.print();
     for kind in ["board", "task write", "automations"] {
-        println!("  {kind:<12} {:>9.0} req/s", mix.rate(Some(kind)));
+        println!(
+            "  {kind:<12} {:>9.0} req/s  p50 {:>6.1} ms  p99 {:>6.1} ms",
+            mix.rate(Some(kind)),
+            mix.percentile_of(Some(kind), 0.50),
+            mix.percentile_of(Some(kind), 0.99)
+        );
     }
     println!(
         "  board reads run at {:.0}% of the /healthz rate (goal: at least 20%)",

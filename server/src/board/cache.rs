@@ -6,12 +6,14 @@
 //!
 //! A body read after seeing version `v` shows at least state `v`, so it may
 //! answer anyone who saw `v` or older. One reader per key rebuilds while the
-//! others wait for it, so a write under load costs one rebuild, not one per
-//! waiting client.
+//! readers that need something newer wait for it; readers the held body is
+//! new enough for never wait. A rebuild is stamped with the highest version
+//! any reader had admitted with when it began, so under a stream of writes
+//! one rebuild answers every reader queued behind it.
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -50,7 +52,24 @@ impl Drop for Held {
     }
 }
 
-type Slot = Arc<tokio::sync::Mutex<Option<Entry>>>;
+/// One board's body, its readers' versions and its rebuild turn.
+#[derive(Default)]
+struct Slot {
+    /// The newest body; a reader it is new enough for takes it without
+    /// waiting behind a rebuild.
+    latest: Mutex<Option<Entry>>,
+    /// The highest version any reader of this board has admitted with.
+    seen: AtomicI64,
+    /// One rebuild at a time.
+    turn: tokio::sync::Mutex<()>,
+}
+
+impl Slot {
+    fn hit(&self, version: i64) -> Option<Bytes> {
+        let latest = self.latest.lock().unwrap_or_else(|p| p.into_inner());
+        latest.as_ref().filter(|e| e.version >= version).map(|e| e.body.clone())
+    }
+}
 
 /// Whether the body was served from the cache or rebuilt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,12 +80,12 @@ pub enum Read {
 
 #[derive(Default)]
 pub struct BoardCache {
-    slots: Mutex<HashMap<Key, Slot>>,
+    slots: Mutex<HashMap<Key, Arc<Slot>>>,
     held: Arc<AtomicUsize>,
 }
 
 impl BoardCache {
-    fn slot(&self, key: Key) -> Slot {
+    fn slot(&self, key: Key) -> Arc<Slot> {
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         if slots.len() >= MAX_ENTRIES && !slots.contains_key(&key) {
             slots.clear();
@@ -93,14 +112,23 @@ impl BoardCache {
             archived,
             runs,
         });
-        let mut entry = slot.lock().await;
-        if let Some(e) = entry.as_ref().filter(|e| e.version >= version) {
-            return Ok((e.body.clone(), Read::Hit));
+        slot.seen.fetch_max(version, Ordering::AcqRel);
+        if let Some(body) = slot.hit(version) {
+            return Ok((body, Read::Hit));
         }
+        let _turn = slot.turn.lock().await;
+        if let Some(body) = slot.hit(version) {
+            return Ok((body, Read::Hit));
+        }
+        // Every version counted in `seen` was read, committed, before the
+        // build reads: its body is at least that new, so it answers all
+        // those readers, not only this one.
+        let at = slot.seen.load(Ordering::Acquire).max(version);
         let body = build().await?;
-        *entry = None;
-        *entry = self.hold(body.len()).map(|held| Entry {
-            version,
+        let mut latest = slot.latest.lock().unwrap_or_else(|p| p.into_inner());
+        *latest = None;
+        *latest = self.hold(body.len()).map(|held| Entry {
+            version: at,
             body: body.clone(),
             _held: held,
         });
@@ -205,6 +233,74 @@ mod tests {
             .await;
         assert_eq!(failed, Err("database down"));
         assert_eq!(read(&cache, 1, "built").await.1, Read::Miss);
+    }
+
+    /// A rebuild for `version` that waits for `go` before it answers.
+    fn held_rebuild(
+        cache: &Arc<BoardCache>,
+        version: i64,
+        go: tokio::sync::oneshot::Receiver<()>,
+    ) -> tokio::task::JoinHandle<(Bytes, Read)> {
+        let cache = cache.clone();
+        tokio::spawn(async move {
+            cache
+                .read::<(), _, _>("w", false, false, version, || async move {
+                    let _ = go.await;
+                    Ok(Bytes::from(format!("v{version}")))
+                })
+                .await
+                .expect("read")
+        })
+    }
+
+    #[tokio::test]
+    async fn a_reader_the_held_body_is_new_enough_for_does_not_wait_behind_a_rebuild() {
+        let cache = Arc::new(BoardCache::default());
+        read(&cache, 5, "five").await;
+        let (go, wait) = tokio::sync::oneshot::channel();
+        let rebuild = held_rebuild(&cache, 9, wait);
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        let quick = tokio::time::timeout(std::time::Duration::from_secs(1), read(&cache, 4, "unused")).await;
+        assert_eq!(
+            quick.expect("not held behind the rebuild"),
+            (Bytes::from("five"), Read::Hit)
+        );
+        let _ = go.send(());
+        assert_eq!(rebuild.await.expect("join"), (Bytes::from("v9"), Read::Miss));
+    }
+
+    #[tokio::test]
+    async fn one_rebuild_answers_every_reader_that_queued_behind_the_one_before() {
+        let cache = Arc::new(BoardCache::default());
+        let builds = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (go, wait) = tokio::sync::oneshot::channel();
+        let first = held_rebuild(&cache, 6, wait);
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        // Writes land while the first rebuild runs; readers see newer versions.
+        let mut later = vec![];
+        for version in [7, 8, 9] {
+            let (cache, builds) = (cache.clone(), builds.clone());
+            later.push(tokio::spawn(async move {
+                cache
+                    .read::<(), _, _>("w", false, false, version, || async move {
+                        builds.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        Ok(Bytes::from("after"))
+                    })
+                    .await
+                    .expect("read")
+            }));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        let _ = go.send(());
+        assert_eq!(first.await.expect("join").0, Bytes::from("v6"));
+        for r in later {
+            assert_eq!(r.await.expect("join").0, Bytes::from("after"));
+        }
+        assert_eq!(
+            builds.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "one rebuild for versions 7, 8 and 9"
+        );
     }
 
     #[tokio::test]

@@ -222,18 +222,21 @@ impl Store {
 
     /// A workspace's automations, newest first, with triggers and repositories.
     pub async fn list_automations(&self, workspace_id: &str) -> StoreResult<Vec<Automation>> {
+        // One connection for the three reads: a pool checkout each would
+        // triple the waits for a connection under load.
+        let mut conn = self.pool.acquire().await?;
         let rows = sqlx::query(AssertSqlSafe(format!(
             "SELECT {AUTOMATION_COLUMNS} FROM automations WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC"
         )))
         .bind(workspace_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *conn)
         .await?;
         let trigger_rows = sqlx::query(AssertSqlSafe(format!(
             "SELECT {TRIGGER_COLUMNS} FROM automation_triggers WHERE automation_id IN \
              (SELECT id FROM automations WHERE workspace_id = $1) ORDER BY created_at, id"
         )))
         .bind(workspace_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *conn)
         .await?;
         let mut triggers: HashMap<String, Vec<Trigger>> = HashMap::new();
         for r in &trigger_rows {
@@ -245,7 +248,7 @@ impl Store {
              (SELECT id FROM automations WHERE workspace_id = $1) ORDER BY position",
         )
         .bind(workspace_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *conn)
         .await?;
         let mut repos: HashMap<String, Vec<String>> = HashMap::new();
         for r in &repo_rows {

@@ -72,6 +72,10 @@ pub enum Backend {
 #[derive(Clone)]
 pub struct Store {
     pool: AnyPool,
+    /// Where write turns get their connection. On SQLite a pool of its own,
+    /// so a writer holding the turn never waits for a connection behind a
+    /// crowd of readers; on PostgreSQL the same pool as reads.
+    writes: AnyPool,
     backend: Backend,
     /// SQLite has one writer at a time, and a writer that finds the lock
     /// taken sleeps in coarse steps: this process's write transactions take
@@ -217,6 +221,40 @@ fn migrator(backend: Backend) -> Migrator {
     )
 }
 
+/// A connection idle this long is checked before use; one returned sooner
+/// was checked when it came back (sqlx pings every connection on release).
+const CHECK_IDLE_AFTER: Duration = Duration::from_secs(10);
+
+async fn open_pool(backend: Backend, options: &AnyConnectOptions, size: u32) -> StoreResult<AnyPool> {
+    Ok(AnyPoolOptions::new()
+        .max_connections(size)
+        .acquire_timeout(Duration::from_secs(30))
+        // sqlx's own check pings on every acquire: a second round trip per
+        // query. Only a connection idle long enough to have died is pinged.
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= CHECK_IDLE_AFTER {
+                    sqlx::Connection::ping(conn).await?;
+                }
+                Ok(true)
+            })
+        })
+        .after_connect(move |conn, _meta| {
+            Box::pin(async move {
+                if backend == Backend::Sqlite {
+                    conn.execute("PRAGMA journal_mode=WAL").await?;
+                    conn.execute("PRAGMA busy_timeout=10000").await?;
+                    conn.execute("PRAGMA foreign_keys=ON").await?;
+                    conn.execute("PRAGMA synchronous=NORMAL").await?;
+                }
+                Ok(())
+            })
+        })
+        .connect_with(options.clone())
+        .await?)
+}
+
 impl Store {
     /// Connects to `sqlite://PATH` (created if missing, WAL) or `postgres://…`
     /// and applies migrations.
@@ -235,25 +273,16 @@ impl Store {
             _ => url.to_string(),
         };
         let options = AnyConnectOptions::from_str(&url)?;
-        let pool = AnyPoolOptions::new()
-            .max_connections(if backend == Backend::Sqlite { 8 } else { 16 })
-            .acquire_timeout(Duration::from_secs(30))
-            .after_connect(move |conn, _meta| {
-                Box::pin(async move {
-                    if backend == Backend::Sqlite {
-                        conn.execute("PRAGMA journal_mode=WAL").await?;
-                        conn.execute("PRAGMA busy_timeout=10000").await?;
-                        conn.execute("PRAGMA foreign_keys=ON").await?;
-                        conn.execute("PRAGMA synchronous=NORMAL").await?;
-                    }
-                    Ok(())
-                })
-            })
-            .connect_with(options)
-            .await?;
+        let pool = open_pool(backend, &options, if backend == Backend::Sqlite { 8 } else { 16 }).await?;
         migrator(backend).run(&pool).await?;
+        let writes = match backend {
+            // Two: one can answer the pool's release check while the other writes.
+            Backend::Sqlite => open_pool(backend, &options, 2).await?,
+            Backend::Postgres => pool.clone(),
+        };
         Ok(Store {
             pool,
+            writes,
             backend,
             write_gate: Arc::new(tokio::sync::Mutex::new(())),
         })
@@ -271,7 +300,7 @@ impl Store {
             Backend::Sqlite => {
                 let turn = self.write_gate.clone().lock_owned().await;
                 WriteTx {
-                    tx: self.pool.begin_with("BEGIN IMMEDIATE").await?,
+                    tx: self.writes.begin_with("BEGIN IMMEDIATE").await?,
                     _turn: Some(turn),
                 }
             }
@@ -291,7 +320,7 @@ impl Store {
             Backend::Postgres => None,
         };
         Ok(WriteConn {
-            conn: self.pool.acquire().await?,
+            conn: self.writes.acquire().await?,
             _turn: turn,
         })
     }
