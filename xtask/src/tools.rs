@@ -28,6 +28,10 @@ pub fn wasm_opt() -> std::path::PathBuf {
     root().join("node_modules/.bin/wasm-opt")
 }
 
+pub fn terser() -> std::path::PathBuf {
+    root().join("node_modules/.bin/terser")
+}
+
 pub fn setup() -> Result<(), String> {
     let targets = sh::output("rustup", &["target", "list", "--installed"]).unwrap_or_default();
     if !targets.lines().any(|t| t.trim() == "wasm32-unknown-unknown") {
@@ -42,8 +46,8 @@ pub fn setup() -> Result<(), String> {
         sh::run("cargo", &["install", "wasm-bindgen-cli", "--version", &want], &[])?;
     }
     let opt = sh::output(&wasm_opt().display().to_string(), &["--version"]).unwrap_or_default();
-    if !opt.contains("version 132") || !root().join("node_modules/axe-core").exists() {
-        sh::step("installing npm tools (binaryen wasm-opt 132, axe-core)");
+    if !opt.contains("version 132") || !root().join("node_modules/axe-core").exists() || !terser().exists() {
+        sh::step("installing npm tools (binaryen wasm-opt 132, terser, axe-core)");
         let prefix = root().display().to_string();
         sh::run("npm", &["install", "--no-audit", "--no-fund", "--prefix", &prefix], &[])?;
     }
