@@ -36,9 +36,9 @@ pub struct TaskPr {
     /// `open`, `closed` or `merged` as written by the sync.
     #[serde(default, deserialize_with = "null_as_default")]
     pub state: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::api::rfc3339::de_opt")]
     pub merged_at: Option<DateTime<Utc>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::api::rfc3339::de_opt")]
     pub closed_at: Option<DateTime<Utc>>,
     #[serde(default, deserialize_with = "null_as_default")]
     pub review_state: String,
@@ -62,7 +62,7 @@ pub struct TaskPr {
     pub additions: i64,
     #[serde(default, deserialize_with = "null_as_default")]
     pub deletions: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::api::rfc3339::de_opt")]
     pub last_synced_at: Option<DateTime<Utc>>,
 }
 

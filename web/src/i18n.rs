@@ -123,8 +123,9 @@ pub fn format(locale: &str, id: &str, args: &[(&str, String)]) -> String {
         };
         let mut fargs = FluentArgs::new();
         for (k, v) in args {
-            // Counts are numbers, so plural selection works.
-            match v.parse::<f64>() {
+            // Counts are numbers, so plural selection works. (Whole ones:
+            // float parsing would weigh on the first page for nothing.)
+            match v.parse::<i64>() {
                 Ok(n) if matches!(*k, "count" | "n") => fargs.set(*k, FluentValue::from(n)),
                 _ => fargs.set(*k, FluentValue::from(v.clone())),
             }
@@ -151,7 +152,7 @@ pub fn browser_locale() -> String {
         return l;
     }
     let nav = window().navigator().language().unwrap_or_default();
-    if nav.to_lowercase().starts_with("de") {
+    if nav.to_ascii_lowercase().starts_with("de") {
         "de".into()
     } else {
         DEFAULT_LOCALE.into()

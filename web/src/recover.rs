@@ -15,11 +15,11 @@ const CHUNK_FAILURE: &str = "load callback should succeed";
 /// When the last automatic reload happened (session storage, ms since epoch).
 const RELOADED_AT: &str = "kandev-chunk-reload";
 /// Within this many ms of an automatic reload, another failure is shown, not reloaded.
-const ONCE_PER_MS: f64 = 60_000.0;
+const ONCE_PER_MS: i64 = 60_000;
 
 /// Whether to reload now, given when the last automatic reload was.
-fn should_reload(last: Option<f64>, now: f64) -> bool {
-    last.is_none_or(|t| !(0.0..ONCE_PER_MS).contains(&(now - t)))
+fn should_reload(last: Option<i64>, now: i64) -> bool {
+    last.is_none_or(|t| !(0..ONCE_PER_MS).contains(&(now - t)))
 }
 
 thread_local! {
@@ -55,12 +55,13 @@ pub fn install() {
 fn chunk_failed() {
     let current = window().location().href().unwrap_or_default();
     let target = GOING_TO.with(|g| g.borrow_mut().take()).unwrap_or(current);
-    let now = js_sys::Date::now();
+    // Whole milliseconds: integers keep float parsing out of the first page.
+    let now = js_sys::Date::now() as i64;
     let storage = window().session_storage().ok().flatten();
     let last = storage
         .as_ref()
         .and_then(|s| s.get_item(RELOADED_AT).ok().flatten())
-        .and_then(|v| v.parse().ok());
+        .and_then(|v| v.parse::<i64>().ok());
     if should_reload(last, now) {
         if let Some(s) = &storage {
             let _ = s.set_item(RELOADED_AT, &now.to_string());
@@ -96,18 +97,9 @@ mod tests {
 
     #[test]
     fn a_failed_chunk_reloads_once_a_minute_at_most() {
-        assert!(should_reload(None, 1_000_000.0), "never reloaded: reload");
-        assert!(
-            !should_reload(Some(1_000_000.0), 1_030_000.0),
-            "reloaded 30 s ago: show"
-        );
-        assert!(
-            should_reload(Some(1_000_000.0), 1_061_000.0),
-            "reloaded 61 s ago: reload"
-        );
-        assert!(
-            should_reload(Some(2_000_000.0), 1_000_000.0),
-            "a clock set back: reload"
-        );
+        assert!(should_reload(None, 1_000_000), "never reloaded: reload");
+        assert!(!should_reload(Some(1_000_000), 1_030_000), "reloaded 30 s ago: show");
+        assert!(should_reload(Some(1_000_000), 1_061_000), "reloaded 61 s ago: reload");
+        assert!(should_reload(Some(2_000_000), 1_000_000), "a clock set back: reload");
     }
 }

@@ -18,9 +18,10 @@ use crate::tools::{root, terser, wasm_opt};
 /// script, the main wasm module, the chunk loader and the stylesheet. Set at
 /// the achieved size + 10 %; raised only deliberately, with the reason in the
 /// commit (last: 620 → 360 when the other pages became chunks, 327 KiB
-/// achieved; 360 → 343 with zopfli and minified scripts, 312 KiB achieved).
+/// achieved; 360 → 328 with zopfli, minified scripts and no general time
+/// or float parsers in the first page, 298 KiB achieved).
 /// Lower it when the bundle shrinks.
-const FIRST_PAGE_BUDGET_KIB: u64 = 343;
+const FIRST_PAGE_BUDGET_KIB: u64 = 328;
 
 pub fn build() -> Result<(), String> {
     sh::step("building the web app (wasm)");

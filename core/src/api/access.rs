@@ -52,6 +52,7 @@ pub struct CreatedToken {
     pub id: String,
     pub name: String,
     pub token: String,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub created_at: DateTime<Utc>,
 }
 
@@ -60,7 +61,9 @@ pub struct CreatedToken {
 pub struct TokenInfo {
     pub id: String,
     pub name: String,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub created_at: DateTime<Utc>,
+    #[serde(default, deserialize_with = "crate::api::rfc3339::de_opt")]
     pub last_used_at: Option<DateTime<Utc>>,
 }
 
@@ -80,6 +83,7 @@ pub struct User {
     pub id: String,
     pub username: String,
     pub admin: bool,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub created_at: DateTime<Utc>,
 }
 

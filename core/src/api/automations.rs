@@ -16,8 +16,11 @@ pub struct Trigger {
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub config: Value,
     pub enabled: bool,
+    #[serde(default, deserialize_with = "crate::api::rfc3339::de_opt")]
     pub last_evaluated_at: Option<DateTime<Utc>>,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub created_at: DateTime<Utc>,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub updated_at: DateTime<Utc>,
 }
 
@@ -38,8 +41,11 @@ pub struct Automation {
     pub no_repository: bool,
     pub enabled: bool,
     pub max_concurrent_runs: i64,
+    #[serde(default, deserialize_with = "crate::api::rfc3339::de_opt")]
     pub last_triggered_at: Option<DateTime<Utc>>,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub created_at: DateTime<Utc>,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub updated_at: DateTime<Utc>,
     pub triggers: Vec<Trigger>,
 }
@@ -167,6 +173,7 @@ pub struct Run {
     /// Set in the cross-workspace feed, where a run's workspace is not implied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<String>,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub created_at: DateTime<Utc>,
 }
 
@@ -178,6 +185,7 @@ pub struct AgendaEntry {
     pub automation_name: String,
     pub workspace_id: String,
     pub trigger_id: String,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub at: DateTime<Utc>,
 }
 
@@ -186,6 +194,7 @@ pub struct AgendaEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SchedulePreview {
+    #[serde(deserialize_with = "crate::api::rfc3339::de_vec")]
     pub runs: Vec<DateTime<Utc>>,
     /// Why the schedule would be refused at save; absent when it is valid.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -202,6 +211,7 @@ pub struct Evaluation {
     pub summary: String,
     pub outcome: Outcome,
     pub gate: Option<Gate>,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub at: DateTime<Utc>,
 }
 

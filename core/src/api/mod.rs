@@ -5,6 +5,7 @@ mod agents;
 mod automations;
 mod github;
 mod notifications;
+pub mod rfc3339;
 mod tasks;
 mod workspaces;
 

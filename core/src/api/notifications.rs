@@ -17,6 +17,7 @@ pub struct NotificationTarget {
     pub events: Vec<String>,
     /// Webhook targets sign their bodies when a secret is set.
     pub has_secret: bool,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub created_at: DateTime<Utc>,
 }
 
@@ -37,6 +38,7 @@ pub struct CreateNotificationTarget {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DeliveryAttempt {
     pub attempt: i64,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub at: DateTime<Utc>,
     /// The receiver's HTTP status; `null` when no answer came.
     pub status_code: Option<i64>,
@@ -54,7 +56,9 @@ pub struct NotificationDelivery {
     pub task_id: String,
     /// `pending`, `delivered` or `failed` (every attempt spent).
     pub status: String,
+    #[serde(default, deserialize_with = "crate::api::rfc3339::de_opt")]
     pub next_attempt_at: Option<DateTime<Utc>>,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub created_at: DateTime<Utc>,
     pub attempts: Vec<DeliveryAttempt>,
 }

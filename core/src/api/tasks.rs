@@ -39,12 +39,15 @@ pub struct Task {
     pub description: String,
     pub status: TaskStatus,
     pub origin: Origin,
+    #[serde(default, deserialize_with = "crate::api::rfc3339::de_opt")]
     pub archived_at: Option<DateTime<Utc>>,
     pub repository_id: Option<String>,
     pub base_branch: String,
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub metadata: Value,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub created_at: DateTime<Utc>,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub updated_at: DateTime<Utc>,
 }
 
@@ -99,6 +102,7 @@ pub struct Comment {
     pub task_id: String,
     pub body: String,
     pub author: String,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub created_at: DateTime<Utc>,
 }
 
@@ -119,6 +123,7 @@ pub struct TaskEvent {
     pub payload: Value,
     /// Who caused it.
     pub actor: super::Actor,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub created_at: DateTime<Utc>,
 }
 
@@ -190,7 +195,9 @@ pub struct Session {
     pub task_id: String,
     pub state: String,
     pub stop_reason: String,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub started_at: DateTime<Utc>,
+    #[serde(default, deserialize_with = "crate::api::rfc3339::de_opt")]
     pub ended_at: Option<DateTime<Utc>>,
 }
 
@@ -205,6 +212,7 @@ pub struct TranscriptMessage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub tool: Option<Value>,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub created_at: DateTime<Utc>,
 }
 

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 pub struct Workspace {
     pub id: String,
     pub name: String,
+    #[serde(deserialize_with = "crate::api::rfc3339::de")]
     pub created_at: DateTime<Utc>,
 }
 

@@ -61,7 +61,7 @@ fn SessionTranscript(session: Session) -> impl IntoView {
     });
     view! {
         <section class="card">
-            <h2>{ta("session-state", &[("state", t(&format!("session-state-{}", session.state.to_lowercase())))])}</h2>
+            <h2>{ta("session-state", &[("state", t(&format!("session-state-{}", session.state.to_ascii_lowercase())))])}</h2>
             <ol class="plain transcript">
                 {move || {
                     let list = messages.get().and_then(Result::ok).unwrap_or_default();

@@ -96,7 +96,7 @@ pub fn Transfer(ws: Signal<String>, reload: RwSignal<u64>) -> impl IntoView {
                 <p class="help">{t("automations-import-help")}</p>
                 <ul class="plain">
                     {p.diff.changes.iter().map(|c| view! {
-                        <li class="import-change" data-action=format!("{:?}", c.action).to_lowercase()>
+                        <li class="import-change" data-action=format!("{:?}", c.action).to_ascii_lowercase()>
                             <strong>{c.name.clone()}</strong> " — " {action_text(&c.action, &c.fields)}
                         </li>
                     }).collect_view()}

@@ -300,7 +300,7 @@ pub fn TaskDetail() -> impl IntoView {
                                     }
                                     view! { <ul class="plain">{list.into_iter().map(|s| {
                                         let href = format!("/w/{}/runs/{}", ws.get_untracked(), s.task_id);
-                                        let state = t(&format!("session-state-{}", s.state.to_lowercase()));
+                                        let state = t(&format!("session-state-{}", s.state.to_ascii_lowercase()));
                                         view! { <li>{ta("session-state", &[("state", state)])} " " <A href=href>{t("task-open-transcript")}</A></li> }
                                     }).collect_view()}</ul> }.into_any()
                                 }}
