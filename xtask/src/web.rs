@@ -7,6 +7,7 @@
 use std::fs;
 use std::path::Path;
 
+mod locale_preload;
 mod pack;
 mod preload;
 mod split;
@@ -112,9 +113,14 @@ pub fn build() -> Result<(), String> {
         .replace("/kandev_web_bg.wasm", &format!("/{wasm}"))
         .replace("/style.css", &format!("/{css}"))
         .replace("</head>", &format!("  {}\n</head>", preload::script(&preloads)));
-    fs::write(dist.join("index.html"), index).map_err(|e| format!("index.html: {e}"))?;
     copy_dir(&root().join("web/assets"), &dist.join("assets"))?;
-    locale_files(&dist)?;
+    let locales = locale_files(&dist)?;
+    let i18n = fs::read_to_string(root().join("web/src/i18n.rs")).map_err(|e| format!("web/src/i18n.rs: {e}"))?;
+    let index = index.replace(
+        "</head>",
+        &format!("  {}\n</head>", locale_preload::script(&i18n, &locales)?),
+    );
+    fs::write(dist.join("index.html"), index).map_err(|e| format!("index.html: {e}"))?;
     sh::step("compressing (gzip, brotli)");
     let mut total = (0, 0);
     for path in files(&dist) {
@@ -147,10 +153,12 @@ pub fn build() -> Result<(), String> {
 }
 
 /// Each locale's Fluent files as one `locales/<locale>.ftl`: the app has
-/// English built in and fetches another language in one request.
-fn locale_files(dist: &Path) -> Result<(), String> {
+/// English built in and fetches another language in one request. Returns
+/// the locales written.
+fn locale_files(dist: &Path) -> Result<Vec<String>, String> {
     let out = dist.join("locales");
     fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut written = vec![];
     for dir in files_in(&root().join("locales")) {
         let mut sources = files_in(&dir);
         sources.sort();
@@ -161,8 +169,9 @@ fn locale_files(dist: &Path) -> Result<(), String> {
         }
         let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         fs::write(out.join(format!("{name}.ftl")), joined).map_err(|e| format!("{name}.ftl: {e}"))?;
+        written.push(name.to_string());
     }
-    Ok(())
+    Ok(written)
 }
 
 fn files_in(dir: &Path) -> Vec<std::path::PathBuf> {

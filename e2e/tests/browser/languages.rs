@@ -23,11 +23,24 @@ async fn switch(ctx: Ctx) -> anyhow::Result<()> {
     ctx.browser
         .screenshot(&format!("editor-de-{}", ctx.device.as_str()))
         .await?;
-    // The choice is kept across a reload.
+    // The choice is kept across a reload, and the page itself asks for the
+    // German messages beside its script, once.
     ctx.browser
         .goto(&format!("/settings/workspace/{ws}/automations/new"))
         .await?;
     ctx.browser.wait_text("#when-title", "Wann").await?;
+    let fetched = ctx
+        .browser
+        .js(
+            "return performance.getEntriesByType('resource')\
+             .filter((e) => e.name.includes('/locales/')).map((e) => [e.name.split('/').pop(), e.initiatorType])",
+            vec![],
+        )
+        .await?;
+    ensure!(
+        fetched == serde_json::json!([["de.ftl", "link"]]),
+        "the German messages were not preloaded once by the page: {fetched}"
+    );
     ctx.browser.select("#language-picker", "en-US").await?;
     ctx.browser.wait_text("#when-title", "When").await?;
     Ok(())
