@@ -265,6 +265,14 @@ impl Store {
         } else {
             Backend::Sqlite
         };
+        // Every pooled connection to an in-memory database opens its own,
+        // empty one: reads, writes and migrations would each see another.
+        if backend == Backend::Sqlite && (url.contains(":memory:") || url.contains("mode=memory")) {
+            return Err(StoreError::Db(sqlx::Error::Configuration(
+                "an in-memory SQLite database cannot be shared by the connection pools: use a file (sqlite://PATH)"
+                    .into(),
+            )));
+        }
         let url = match backend {
             Backend::Sqlite if !url.contains("mode=") => {
                 let sep = if url.contains('?') { '&' } else { '?' };

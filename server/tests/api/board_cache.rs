@@ -128,26 +128,3 @@ async fn task_writes_in_one_workspace_do_not_wait_for_each_other() {
     drop((first, second));
     app.stop().await;
 }
-
-/// On SQLite the write turn takes its connection from a pool of its own: a
-/// writer never waits for a connection behind readers holding all of theirs
-/// (under load it would hold the one write turn while it waited).
-#[tokio::test]
-async fn a_write_on_sqlite_is_not_held_behind_readers_holding_every_connection() {
-    let app = spawn_app(Db::Sqlite).await;
-    let ws = app.workspace("W").await;
-    let task = app.task(&ws, "Before").await;
-    let store = &app.services().store;
-    let mut readers = vec![];
-    while let Ok(Ok(c)) = tokio::time::timeout(std::time::Duration::from_millis(300), store.pool().acquire()).await {
-        readers.push(c);
-    }
-    assert!(!readers.is_empty(), "every read connection is held");
-    let write = store.update_task_text(&task, Some("After"), None, chrono::Utc::now());
-    let written = tokio::time::timeout(std::time::Duration::from_secs(5), write)
-        .await
-        .expect("the write did not wait for a read connection")
-        .expect("write");
-    assert_eq!(written.title, "After");
-    drop(readers);
-}

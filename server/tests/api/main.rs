@@ -35,6 +35,7 @@ mod repository_choice;
 mod retention;
 mod run_starts;
 mod sim_openapi;
+mod store_pools;
 mod system_api;
 mod tasks_api;
 mod trigger_index;
