@@ -1,8 +1,9 @@
 //! The web bundle: wasm (size-optimised profile) → wasm-split (one chunk per
 //! lazy route) → wasm-bindgen → wasm-opt → terser on the scripts, plus the
-//! static files, each also gzip- (zopfli) and brotli-compressed for serving. The app folder and the stylesheet
-//! get content-hashed names, so the server can let browsers keep them for a
-//! year. Prints sizes and fails above the first page's budget.
+//! static files, each also gzip- (zopfli) and brotli-compressed for serving.
+//! The app folder and the stylesheet get content-hashed names, so the server
+//! can let browsers keep them for a year. Prints sizes and fails above the
+//! first page's budget.
 
 use std::fs;
 use std::path::Path;
@@ -103,23 +104,24 @@ pub fn build() -> Result<(), String> {
     let loader = format!("{app_dir}/__wasm_split.js");
     fs::copy(root().join("web/style.css"), dist.join("style.css")).map_err(|e| format!("style.css: {e}"))?;
     let css = hashed(&dist, "style.css")?;
+    copy_dir(&root().join("web/assets"), &dist.join("assets"))?;
+    let locales = locale_files(&dist)?;
+    let i18n = fs::read_to_string(root().join("web/src/i18n.rs")).map_err(|e| format!("web/src/i18n.rs: {e}"))?;
     let template = fs::read_to_string(root().join("web/index.html")).map_err(|e| format!("index.html: {e}"))?;
-    let preloads = preload::entries(root(), &packs, &app_dir)?;
     if !template.contains("</head>") {
-        return Err("web/index.html has no </head> to put the route preload before".into());
+        return Err("web/index.html has no </head> to put the preloads before".into());
     }
+    // What the opened page will fetch next, started beside the main module.
+    let preloads = format!(
+        "  {}\n  {}\n</head>",
+        preload::script(&preload::entries(root(), &packs, &app_dir)?),
+        locale_preload::script(&i18n, &locales)?
+    );
     let index = template
         .replace("/kandev_web.js", &format!("/{js}"))
         .replace("/kandev_web_bg.wasm", &format!("/{wasm}"))
         .replace("/style.css", &format!("/{css}"))
-        .replace("</head>", &format!("  {}\n</head>", preload::script(&preloads)));
-    copy_dir(&root().join("web/assets"), &dist.join("assets"))?;
-    let locales = locale_files(&dist)?;
-    let i18n = fs::read_to_string(root().join("web/src/i18n.rs")).map_err(|e| format!("web/src/i18n.rs: {e}"))?;
-    let index = index.replace(
-        "</head>",
-        &format!("  {}\n</head>", locale_preload::script(&i18n, &locales)?),
-    );
+        .replace("</head>", &preloads);
     fs::write(dist.join("index.html"), index).map_err(|e| format!("index.html: {e}"))?;
     sh::step("compressing (gzip, brotli)");
     let mut total = (0, 0);
