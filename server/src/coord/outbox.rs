@@ -33,10 +33,6 @@ pub struct Outbox {
     marks: std::sync::Mutex<Vec<String>>,
 }
 
-/// Ids per marking statement (binding cost grows with the square of a
-/// statement's parameters in SQLite).
-const MARK_CHUNK: usize = 64;
-
 impl Outbox {
     pub fn new(store: Store, bus: Bus, clock: Arc<dyn Clock>, metrics: Metrics) -> Self {
         Outbox {
@@ -66,12 +62,11 @@ impl Outbox {
         self.deliver(&event.id, &event.subject, event.to_wire()).await;
     }
 
-    /// Writes and commits a lone event (no other state changes with it), then publishes it.
+    /// Writes a lone event (no other state changes with it), then publishes
+    /// it. One statement needs no transaction around it: it lands whole or not at all.
     pub async fn publish(&self, subject: &str, source: &str, data: Payload) -> StoreResult<()> {
         let event = self.event(subject, source, data);
-        let mut tx = self.store.write_tx().await?;
-        self.write(&mut tx, &event).await?;
-        tx.commit().await?;
+        self.write(&mut *self.store.writer().await?, &event).await?;
         self.committed(&event).await;
         Ok(())
     }
@@ -96,7 +91,7 @@ impl Outbox {
     pub async fn flush_marks(&self) {
         let ids = std::mem::take(&mut *self.marks.lock().unwrap_or_else(|p| p.into_inner()));
         let now = self.clock.now();
-        for chunk in ids.chunks(MARK_CHUNK) {
+        for chunk in ids.chunks(crate::store::IN_LIST_CHUNK) {
             if let Err(error) = self.store.mark_published(chunk, now).await {
                 tracing::warn!(%error, events = chunk.len(), "published but not marked; they may be sent again");
             }

@@ -84,7 +84,7 @@ impl Store {
     pub async fn get_agent_profile(&self, id: &str) -> StoreResult<AgentProfile> {
         let row = sqlx::query("SELECT id, name, command, args, env FROM agent_profiles WHERE id = $1")
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound)?;
         profile(&row)
@@ -112,7 +112,7 @@ impl Store {
 
     pub async fn list_agent_profiles(&self) -> StoreResult<Vec<AgentProfile>> {
         sqlx::query("SELECT id, name, command, args, env FROM agent_profiles ORDER BY created_at, id")
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.read().await?)
             .await?
             .iter()
             .map(profile)
@@ -150,7 +150,7 @@ impl Store {
             "SELECT {SESSION_COLUMNS} FROM agent_sessions WHERE id = $1"
         )))
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.read().await?)
         .await?
         .ok_or(StoreError::NotFound)?;
         session(&row)
@@ -161,7 +161,7 @@ impl Store {
             "SELECT {SESSION_COLUMNS} FROM agent_sessions WHERE token = $1"
         )))
         .bind(token)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.read().await?)
         .await?;
         row.as_ref().map(session).transpose()
     }
@@ -171,7 +171,7 @@ impl Store {
             "SELECT {SESSION_COLUMNS} FROM agent_sessions WHERE task_id = $1 ORDER BY started_at, id"
         )))
         .bind(task_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?;
         rows.iter().map(|r| session(r).map(|s| s.session)).collect()
     }
@@ -181,7 +181,7 @@ impl Store {
         sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT {SESSION_COLUMNS} FROM agent_sessions WHERE state IN ('STARTING', 'RUNNING') ORDER BY started_at"
         )))
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?
         .iter()
         .map(session)
@@ -260,7 +260,7 @@ impl Store {
             "SELECT role, kind, content, tool, created_at FROM session_messages WHERE session_id = $1 ORDER BY seq, created_at",
         )
         .bind(session_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?;
         rows.iter()
             .map(|r| {

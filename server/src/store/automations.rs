@@ -167,7 +167,7 @@ impl Store {
         .bind(&a.webhook_secret)
         .bind(time_to_text(now))
         .bind(flag(a.no_repository))
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await?;
         // One microsecond apart, so the triggers read back in the order given
         // (the editor's resolved condition is "the first" of them).
@@ -185,7 +185,7 @@ impl Store {
             "SELECT {AUTOMATION_COLUMNS} FROM automations WHERE id = $1"
         )))
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.read().await?)
         .await?
         .ok_or(StoreError::NotFound)?;
         let triggers = self.list_triggers(id).await?;
@@ -210,7 +210,7 @@ impl Store {
         )))
         .bind(id)
         .bind(event_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?;
         let first = rows.first().ok_or(StoreError::NotFound)?;
         let repos = rows
@@ -224,7 +224,7 @@ impl Store {
     pub async fn list_automations(&self, workspace_id: &str) -> StoreResult<Vec<Automation>> {
         // One connection for the three reads: a pool checkout each would
         // triple the waits for a connection under load.
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.read().await?;
         let rows = sqlx::query(AssertSqlSafe(format!(
             "SELECT {AUTOMATION_COLUMNS} FROM automations WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC"
         )))
@@ -292,7 +292,7 @@ impl Store {
         .bind(edit.max_concurrent_runs)
         .bind(time_to_text(now))
         .bind(edit.no_repository.map(flag))
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await?;
         one_row(done)?;
         if let Some(ids) = &edit.repository_ids {
@@ -307,7 +307,7 @@ impl Store {
         let mut tx = self.write_tx().await?;
         let done = sqlx::query("DELETE FROM automations WHERE id = $1")
             .bind(id)
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .await?;
         bump_catalog(&mut tx).await?;
         tx.commit().await?;
@@ -318,7 +318,7 @@ impl Store {
     /// `None` when the row is gone (a hand edit): nothing can be cached then.
     pub async fn trigger_catalog_version(&self) -> StoreResult<Option<i64>> {
         let row = sqlx::query("SELECT version FROM trigger_catalog WHERE id = 1")
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.read().await?)
             .await?;
         row.map(|r| r.int("version")).transpose()
     }
@@ -326,7 +326,7 @@ impl Store {
     pub async fn webhook_secret(&self, id: &str) -> StoreResult<String> {
         let row = sqlx::query("SELECT webhook_secret FROM automations WHERE id = $1")
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound)?;
         row.text("webhook_secret")
@@ -353,7 +353,7 @@ impl Store {
         let rows =
             sqlx::query("SELECT repository_id FROM automation_repositories WHERE automation_id = $1 ORDER BY position")
                 .bind(automation_id)
-                .fetch_all(&self.pool)
+                .fetch_all(&mut *self.read().await?)
                 .await?;
         rows.iter().map(|r| r.text("repository_id")).collect()
     }
@@ -364,7 +364,7 @@ impl Store {
             "SELECT {TRIGGER_COLUMNS} FROM automation_triggers WHERE automation_id = $1 ORDER BY created_at, id"
         )))
         .bind(automation_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?
         .iter()
         .map(trigger)
@@ -390,7 +390,7 @@ impl Store {
             "SELECT {TRIGGER_COLUMNS} FROM automation_triggers WHERE id = $1"
         )))
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.read().await?)
         .await?
         .ok_or(StoreError::NotFound)?;
         trigger(&row)
@@ -414,7 +414,7 @@ impl Store {
         .bind(config.map(Value::to_string))
         .bind(enabled.map(flag))
         .bind(time_to_text(now))
-        .fetch_optional(&mut **tx)
+        .fetch_optional(&mut *tx)
         .await?
         .ok_or(StoreError::NotFound)?;
         let stored = trigger(&row)?;
@@ -427,7 +427,7 @@ impl Store {
         let mut tx = self.write_tx().await?;
         let done = sqlx::query("DELETE FROM automation_triggers WHERE id = $1")
             .bind(id)
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .await?;
         bump_catalog(&mut tx).await?;
         tx.commit().await?;
@@ -444,7 +444,7 @@ impl Store {
              ORDER BY t.created_at ASC, t.id ASC",
         )
         .bind(ty.as_str())
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?;
         let read = |r: &sqlx::any::AnyRow| -> StoreResult<TriggerWithAutomation> {
             Ok(TriggerWithAutomation {
@@ -529,7 +529,7 @@ impl Store {
         let row =
             sqlx::query("SELECT id, workspace_id, name, enabled, max_concurrent_runs FROM automations WHERE id = $1")
                 .bind(id)
-                .fetch_optional(&self.pool)
+                .fetch_optional(&mut *self.read().await?)
                 .await?
                 .ok_or(StoreError::NotFound)?;
         AutomationBrief::from_row(&row)

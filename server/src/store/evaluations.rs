@@ -86,7 +86,7 @@ impl Store {
                     .bind(e.gate.map(|g| g.as_str().to_string()))
                     .bind(time_to_text(e.at));
             }
-            q.execute(&mut **tx).await?;
+            q.execute(&mut *tx).await?;
         }
         for automation_id in trim {
             sqlx::query(
@@ -95,7 +95,7 @@ impl Store {
             )
             .bind(automation_id)
             .bind(KEEP_PER_AUTOMATION)
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .await?;
         }
         tx.commit().await?;
@@ -110,7 +110,7 @@ impl Store {
         )
         .bind(automation_id)
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?
         .iter()
         .map(evaluation)

@@ -87,7 +87,7 @@ impl Store {
              FROM github_workspace_settings WHERE workspace_id = $1",
         )
         .bind(workspace_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.read().await?)
         .await?;
         let Some(row) = row else { return Ok(Default::default()) };
         let corrupt = |e: serde_json::Error| StoreError::Corrupt(e.to_string());
@@ -175,7 +175,7 @@ impl Store {
              FROM merger_jobs WHERE task_id = $1",
         )
         .bind(task_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.read().await?)
         .await?;
         row.as_ref().map(job).transpose()
     }
@@ -215,7 +215,7 @@ impl Store {
              update_from_sha, queued, pr_node_id \
              FROM merger_jobs ORDER BY created_at",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?
         .iter()
         .map(job)

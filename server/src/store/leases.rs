@@ -14,10 +14,6 @@ const ACQUIRE: &str = "INSERT INTO leases (name, owner, expires_at) VALUES ($1, 
      ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at \
      WHERE leases.owner = excluded.owner OR leases.expires_at <= $4";
 
-/// Names per renewal statement (binding cost grows with the square of a
-/// statement's parameters in SQLite).
-const RENEW_CHUNK: usize = 64;
-
 /// [`Store::acquire_lease`] inside a transaction (a run's lease is taken in
 /// the same transaction that creates the run).
 pub async fn acquire_in(
@@ -41,11 +37,11 @@ impl Store {
     /// Takes or renews `name` for `owner` until `now + ttl`; `false` while
     /// another owner holds it.
     pub async fn acquire_lease(&self, name: &str, owner: &str, ttl: Duration, now: DateTime<Utc>) -> StoreResult<bool> {
-        let mut conn = self.pool().acquire().await?;
+        let mut conn = self.read().await?;
         acquire_in(&mut conn, name, owner, ttl, now).await
     }
 
-    /// Renews, one statement per [`RENEW_CHUNK`] names, the leases among
+    /// Renews, one statement per [`IN_LIST_CHUNK`](super::IN_LIST_CHUNK) names, the leases among
     /// `names` that `owner` still holds (expired or not: nobody took them
     /// over) until `now + ttl`; returns those it renewed. A replica running
     /// five hundred agent turns renews their leases in eight writes, not
@@ -58,7 +54,7 @@ impl Store {
         now: DateTime<Utc>,
     ) -> StoreResult<Vec<String>> {
         let mut kept = Vec::with_capacity(names.len());
-        for chunk in names.chunks(RENEW_CHUNK) {
+        for chunk in names.chunks(super::IN_LIST_CHUNK) {
             let sql = format!(
                 "UPDATE leases SET expires_at = $2 WHERE owner = $1 AND name IN ({}) RETURNING name",
                 super::placeholders(3, chunk.len())
@@ -80,7 +76,7 @@ impl Store {
         sqlx::query("DELETE FROM leases WHERE name = $1 AND owner = $2")
             .bind(name)
             .bind(owner)
-            .execute(self.pool())
+            .execute(&mut *self.read().await?)
             .await?;
         Ok(())
     }
@@ -89,7 +85,7 @@ impl Store {
     pub async fn release_leases_of(&self, owner: &str) -> StoreResult<()> {
         sqlx::query("DELETE FROM leases WHERE owner = $1")
             .bind(owner)
-            .execute(self.pool())
+            .execute(&mut *self.read().await?)
             .await?;
         Ok(())
     }
@@ -98,7 +94,7 @@ impl Store {
     pub async fn lease_alive(&self, name: &str, now: DateTime<Utc>) -> StoreResult<bool> {
         let row = sqlx::query("SELECT expires_at FROM leases WHERE name = $1")
             .bind(name)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?;
         match row {
             Some(r) => Ok(r.time("expires_at")? > now),

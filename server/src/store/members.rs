@@ -61,7 +61,7 @@ impl Store {
         let current = sqlx::query("SELECT role FROM workspace_members WHERE workspace_id = $1 AND user_id = $2")
             .bind(workspace_id)
             .bind(user_id)
-            .fetch_optional(&mut **tx)
+            .fetch_optional(&mut *tx)
             .await?
             .as_ref()
             .map(role)
@@ -79,7 +79,7 @@ impl Store {
                 .bind(user_id)
                 .bind(r.as_str())
                 .bind(time_to_text(now))
-                .execute(&mut **tx)
+                .execute(&mut *tx)
                 .await?;
             }
             None if current.is_none() => return Err(StoreError::NotFound),
@@ -87,7 +87,7 @@ impl Store {
                 sqlx::query("DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2")
                     .bind(workspace_id)
                     .bind(user_id)
-                    .execute(&mut **tx)
+                    .execute(&mut *tx)
                     .await?;
             }
         }
@@ -101,7 +101,7 @@ impl Store {
              WHERE m.workspace_id = $1 ORDER BY u.username",
         )
         .bind(workspace_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?
         .iter()
         .map(|r| {
@@ -121,7 +121,7 @@ impl Store {
              WHERE m.user_id = $1 ORDER BY w.created_at, w.id",
         )
         .bind(user_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?
         .iter()
         .map(|r| {
@@ -174,7 +174,7 @@ impl Store {
         let row = sqlx::query(sql)
             .bind(id)
             .bind(user_id.unwrap_or_default())
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.read().await?)
             .await?;
         let Some(r) = row else { return Ok(None) };
         let role = r.opt_text("role")?.as_deref().map(parse_role).transpose()?;

@@ -13,12 +13,14 @@ pub mod leases;
 mod members;
 pub mod notifications;
 pub mod outbox;
+mod readers;
 mod recovery;
 mod repositories;
 mod rows;
 pub mod runs;
 pub mod task_prs;
 pub mod tasks;
+mod turn;
 mod users;
 mod workspaces;
 
@@ -27,10 +29,14 @@ pub use automations::{AutomationBrief, AutomationRecord, NewAutomation, TriggerR
 pub use evaluations::EvaluationRecord;
 pub use github_state::MergerJob;
 pub use members::Place;
+pub use readers::ReadConn;
+use readers::Readers;
 pub use recovery::Orphan;
 pub use runs::{NewRun, RunRecord, RunView};
 pub use task_prs::TaskPrListing;
 pub use tasks::{EventRecord, NewTask, TaskRecord};
+use turn::Turn;
+pub use turn::{WriteConn, WriteTx};
 pub use users::UserRecord;
 
 use std::borrow::Cow;
@@ -72,61 +78,14 @@ pub enum Backend {
 #[derive(Clone)]
 pub struct Store {
     pool: AnyPool,
-    /// Where write turns get their connection. On SQLite a pool of its own,
-    /// so a writer holding the turn never waits for a connection behind a
-    /// crowd of readers; on PostgreSQL the same pool as reads.
-    writes: AnyPool,
+    /// SQLite's read connections, handed round without sqlx's release ping.
+    readers: Option<Arc<Readers>>,
     backend: Backend,
     /// SQLite has one writer at a time, and a writer that finds the lock
-    /// taken sleeps in coarse steps: this process's write transactions take
-    /// turns here instead. (PostgreSQL writes concurrently; unused there.)
-    write_gate: Arc<tokio::sync::Mutex<()>>,
-}
-
-/// A write transaction; on SQLite it holds the process's write turn until
-/// it commits or is dropped.
-pub struct WriteTx {
-    tx: sqlx::Transaction<'static, sqlx::Any>,
-    _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
-}
-
-impl std::ops::Deref for WriteTx {
-    type Target = sqlx::Transaction<'static, sqlx::Any>;
-    fn deref(&self) -> &Self::Target {
-        &self.tx
-    }
-}
-
-impl std::ops::DerefMut for WriteTx {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.tx
-    }
-}
-
-/// A connection for one write statement; on SQLite it holds the process's
-/// write turn while the statement runs, like [`WriteTx`].
-pub struct WriteConn {
-    conn: sqlx::pool::PoolConnection<sqlx::Any>,
-    _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
-}
-
-impl std::ops::Deref for WriteConn {
-    type Target = sqlx::AnyConnection;
-    fn deref(&self) -> &Self::Target {
-        &self.conn
-    }
-}
-
-impl std::ops::DerefMut for WriteConn {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.conn
-    }
-}
-
-impl WriteTx {
-    pub async fn commit(self) -> Result<(), sqlx::Error> {
-        self.tx.commit().await
-    }
+    /// taken sleeps in coarse steps: this process's writes take turns here
+    /// instead, on a connection of their own that never waits behind a crowd
+    /// of readers. (PostgreSQL writes concurrently from the pool: `None`.)
+    turn: Option<Turn>,
 }
 
 const MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -221,6 +180,12 @@ fn migrator(backend: Backend) -> Migrator {
     )
 }
 
+/// How long a request waits for a connection before it fails.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// SQLite connections for reads.
+pub const SQLITE_READERS: usize = 8;
+
 /// A connection idle this long is checked before use; one returned sooner
 /// was checked when it came back (sqlx pings every connection on release).
 const CHECK_IDLE_AFTER: Duration = Duration::from_secs(10);
@@ -228,7 +193,7 @@ const CHECK_IDLE_AFTER: Duration = Duration::from_secs(10);
 async fn open_pool(backend: Backend, options: &AnyConnectOptions, size: u32) -> StoreResult<AnyPool> {
     Ok(AnyPoolOptions::new()
         .max_connections(size)
-        .acquire_timeout(Duration::from_secs(30))
+        .acquire_timeout(ACQUIRE_TIMEOUT)
         // sqlx's own check pings on every acquire: a second round trip per
         // query. Only a connection idle long enough to have died is pinged.
         .test_before_acquire(false)
@@ -281,18 +246,27 @@ impl Store {
             _ => url.to_string(),
         };
         let options = AnyConnectOptions::from_str(&url)?;
-        let pool = open_pool(backend, &options, if backend == Backend::Sqlite { 8 } else { 16 }).await?;
+        // On SQLite, room beside the readers for what uses the pool itself (migrations, benches).
+        let size = if backend == Backend::Sqlite {
+            SQLITE_READERS as u32 + 4
+        } else {
+            16
+        };
+        let pool = open_pool(backend, &options, size).await?;
         migrator(backend).run(&pool).await?;
-        let writes = match backend {
-            // Two: one can answer the pool's release check while the other writes.
-            Backend::Sqlite => open_pool(backend, &options, 2).await?,
-            Backend::Postgres => pool.clone(),
+        let turn = match backend {
+            Backend::Sqlite => Some(Turn::new(open_pool(backend, &options, 1).await?)),
+            Backend::Postgres => None,
+        };
+        let readers = match backend {
+            Backend::Sqlite => Some(Readers::new(pool.clone(), SQLITE_READERS)),
+            Backend::Postgres => None,
         };
         Ok(Store {
             pool,
-            writes,
+            readers,
             backend,
-            write_gate: Arc::new(tokio::sync::Mutex::new(())),
+            turn,
         })
     }
 
@@ -304,18 +278,9 @@ impl Store {
     /// (`BEGIN IMMEDIATE`): a deferred one that reads first could not upgrade
     /// under a concurrent writer, and would fail instead of waiting.
     pub async fn write_tx(&self) -> StoreResult<WriteTx> {
-        Ok(match self.backend {
-            Backend::Sqlite => {
-                let turn = self.write_gate.clone().lock_owned().await;
-                WriteTx {
-                    tx: self.writes.begin_with("BEGIN IMMEDIATE").await?,
-                    _turn: Some(turn),
-                }
-            }
-            Backend::Postgres => WriteTx {
-                tx: self.pool.begin().await?,
-                _turn: None,
-            },
+        Ok(match &self.turn {
+            Some(turn) => WriteTx::on_turn(turn.take().await?).await?,
+            None => WriteTx::pooled(self.pool.begin().await?),
         })
     }
 
@@ -323,14 +288,18 @@ impl Store {
     /// SQLite it waits for the write turn here rather than in SQLite's busy
     /// handler, which sleeps in steps of up to 100 ms.
     pub async fn writer(&self) -> StoreResult<WriteConn> {
-        let turn = match self.backend {
-            Backend::Sqlite => Some(self.write_gate.clone().lock_owned().await),
-            Backend::Postgres => None,
-        };
-        Ok(WriteConn {
-            conn: self.writes.acquire().await?,
-            _turn: turn,
+        Ok(match &self.turn {
+            Some(turn) => WriteConn::on_turn(turn.take().await?),
+            None => WriteConn::pooled(self.pool.acquire().await?),
         })
+    }
+
+    /// A connection for reads (and statements that need no write turn).
+    pub async fn read(&self) -> StoreResult<ReadConn> {
+        match &self.readers {
+            Some(readers) => readers.take().await,
+            None => Ok(ReadConn::pooled(self.pool.acquire().await?)),
+        }
     }
 
     pub fn backend(&self) -> Backend {
@@ -338,6 +307,12 @@ impl Store {
     }
 
     pub async fn close(&self) {
+        if let Some(turn) = &self.turn {
+            turn.close().await;
+        }
+        if let Some(readers) = &self.readers {
+            readers.close();
+        }
         self.pool.close().await;
     }
 }
@@ -358,6 +333,10 @@ pub fn one_row(done: sqlx::any::AnyQueryResult) -> StoreResult<()> {
         Ok(())
     }
 }
+
+/// Values per `IN (…)` list in one statement: binding costs grow with the
+/// square of a statement's parameters in SQLite, so long lists go in chunks.
+pub(crate) const IN_LIST_CHUNK: usize = 64;
 
 /// `$first, $first+1, …` for `n` bound values: an `IN (…)` list after the
 /// statement's other `first - 1` parameters.

@@ -163,7 +163,7 @@ impl Store {
     }
 
     pub async fn notification_targets(&self, workspace_id: &str) -> StoreResult<Vec<NotificationTarget>> {
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.read().await?;
         Ok(targets_on(&mut conn, workspace_id)
             .await?
             .into_iter()
@@ -178,7 +178,7 @@ impl Store {
         )))
         .bind(id)
         .bind(workspace_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.read().await?)
         .await?
         .ok_or(StoreError::NotFound)?;
         target(&row)
@@ -190,7 +190,7 @@ impl Store {
         let gone = sqlx::query("DELETE FROM notification_targets WHERE id = $1 AND workspace_id = $2")
             .bind(id)
             .bind(workspace_id)
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .await?;
         if gone.rows_affected() == 0 {
             return Err(StoreError::NotFound);
@@ -200,11 +200,11 @@ impl Store {
              (SELECT id FROM notification_deliveries WHERE target_id = $1)",
         )
         .bind(id)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await?;
         sqlx::query("DELETE FROM notification_deliveries WHERE target_id = $1")
             .bind(id)
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .await?;
         tx.commit().await?;
         Ok(())
@@ -235,7 +235,7 @@ impl Store {
         )
         .bind(workspace_id)
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?;
         let mut out = Vec::with_capacity(rows.len());
         for r in &rows {
@@ -245,7 +245,7 @@ impl Store {
                 "SELECT attempt, at, status_code, error FROM notification_attempts WHERE delivery_id = $1 ORDER BY attempt",
             )
             .bind(&id)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.read().await?)
             .await?
             .iter()
             .map(|a| {
@@ -289,7 +289,7 @@ impl Store {
         .bind(DELIVERY_PENDING)
         .bind(&now_text)
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?;
         let mut claimed = vec![];
         for c in &candidates {
@@ -311,7 +311,7 @@ impl Store {
                 "SELECT target_id, workspace_id, event, body, attempts FROM notification_deliveries WHERE id = $1",
             )
             .bind(&id)
-            .fetch_one(&self.pool)
+            .fetch_one(&mut *self.read().await?)
             .await?;
             let target = match self
                 .notification_target(&row.text("workspace_id")?, &row.text("target_id")?)
@@ -363,7 +363,7 @@ impl Store {
         .bind(time_to_text(now))
         .bind(status_code.map(i64::from))
         .bind(error)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await?;
         sqlx::query(
             "UPDATE notification_deliveries SET status = $1, attempts = $2, next_attempt_at = $3, claimed_until = NULL \
@@ -373,7 +373,7 @@ impl Store {
         .bind(attempt)
         .bind(time_to_text(next))
         .bind(&d.id)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await?;
         tx.commit().await?;
         Ok(())

@@ -38,7 +38,7 @@ impl Store {
         )
         .bind(time_to_text(until))
         .bind(limit)
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?
         .iter()
         .map(|r| {
@@ -64,7 +64,7 @@ impl Store {
         for id in ids {
             q = q.bind(id);
         }
-        q.execute(self.pool()).await?;
+        q.execute(&mut *self.read().await?).await?;
         Ok(())
     }
 
@@ -73,12 +73,12 @@ impl Store {
     pub async fn prune_delivered(&self, events: DateTime<Utc>, deliveries: DateTime<Utc>) -> StoreResult<u64> {
         let published = sqlx::query("DELETE FROM outbox WHERE published_at IS NOT NULL AND published_at < $1")
             .bind(time_to_text(events))
-            .execute(self.pool())
+            .execute(&mut *self.read().await?)
             .await?
             .rows_affected();
         let received = sqlx::query("DELETE FROM github_deliveries WHERE received_at < $1")
             .bind(time_to_text(deliveries))
-            .execute(self.pool())
+            .execute(&mut *self.read().await?)
             .await?
             .rows_affected();
         Ok(published + received)
@@ -93,7 +93,7 @@ impl Store {
     /// (metrics: a backlog that only grows older means nothing is sending).
     pub async fn outbox_waiting(&self) -> StoreResult<(i64, Option<DateTime<Utc>>)> {
         let row = sqlx::query("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox WHERE published_at IS NULL")
-            .fetch_one(self.pool())
+            .fetch_one(&mut *self.read().await?)
             .await?;
         Ok((row.int("n")?, row.opt_time("oldest")?))
     }

@@ -29,7 +29,7 @@ impl Store {
              ORDER BY r.created_at, r.id LIMIT 100",
         )
         .bind(time_to_text(now))
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?
         .iter()
         .map(|r| {
@@ -47,7 +47,7 @@ impl Store {
     pub async fn note_recovery(&self, run_id: &str) -> StoreResult<()> {
         sqlx::query("UPDATE automation_runs SET recoveries = recoveries + 1 WHERE id = $1")
             .bind(run_id)
-            .execute(self.pool())
+            .execute(&mut *self.read().await?)
             .await?;
         Ok(())
     }
@@ -56,7 +56,7 @@ impl Store {
     pub async fn run_for_event(&self, event_id: &str) -> StoreResult<Option<String>> {
         let row = sqlx::query("SELECT id FROM automation_runs WHERE event_id = $1")
             .bind(event_id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?;
         row.map(|r| r.text("id")).transpose()
     }
@@ -71,7 +71,7 @@ impl Store {
         .bind(task_id)
         .bind(reason)
         .bind(time_to_text(now))
-        .execute(self.pool())
+        .execute(&mut *self.read().await?)
         .await?;
         Ok(())
     }

@@ -47,7 +47,7 @@ impl Store {
             "SELECT {COLUMNS} FROM repositories WHERE id = $1"
         )))
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.read().await?)
         .await?
         .ok_or(StoreError::NotFound)?;
         repository(&row)
@@ -59,7 +59,7 @@ impl Store {
             "SELECT {COLUMNS} FROM repositories WHERE workspace_id = $1 ORDER BY created_at, id"
         )))
         .bind(workspace_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?
         .iter()
         .map(repository)
@@ -74,7 +74,7 @@ impl Store {
         )
         .bind(owner)
         .bind(name)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?;
         rows.iter().map(|r| r.text("workspace_id")).collect()
     }
@@ -117,7 +117,7 @@ impl Store {
         .bind(workspace_id)
         .bind(owner)
         .bind(name)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.read().await?)
         .await?;
         Ok(row.map(|r| r.opt_int("ci_wait_minutes")).transpose()?.flatten())
     }

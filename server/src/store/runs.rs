@@ -182,7 +182,7 @@ impl Store {
         let row = sqlx::query("SELECT COUNT(*) AS n FROM automation_runs WHERE automation_id = $1 AND dedup_key = $2")
             .bind(automation_id)
             .bind(key)
-            .fetch_one(&self.pool)
+            .fetch_one(&mut *self.read().await?)
             .await?;
         Ok(row.int("n")? > 0)
     }
@@ -202,7 +202,7 @@ impl Store {
         )
         .bind(automation_id)
         .bind(key)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.read().await?)
         .await?
         .ok_or(StoreError::NotFound)?;
         Ok((AutomationBrief::from_row(&row)?, row.int("seen")? > 0, row.int("open")?))
@@ -223,7 +223,7 @@ impl Store {
              ORDER BY created_at DESC, id DESC LIMIT 1",
         )
         .bind(task_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.read().await?)
         .await?;
         let Some(row) = row else { return Ok(None) };
         let update = sqlx::query(
@@ -239,7 +239,7 @@ impl Store {
         // A failed run notifies, once: only the write that made it failed
         // queues the notification, in the same transaction.
         let mut tx = self.write_tx().await?;
-        if update.execute(&mut **tx).await?.rows_affected() == 1 {
+        if update.execute(&mut *tx).await?.rows_affected() == 1 {
             let data = run_failed_data(&row.text("id")?, &row.text("automation_id")?, error);
             let subject = super::notifications::task_subject_on(&mut tx, task_id, error.to_string(), data).await?;
             if let Some(subject) = subject {
@@ -255,7 +255,7 @@ impl Store {
             "SELECT {RECORD_COLUMNS} FROM automation_runs WHERE id = $1"
         )))
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.read().await?)
         .await?
         .ok_or(StoreError::NotFound)?;
         record(&row)
@@ -267,7 +267,7 @@ impl Store {
             "SELECT {RECORD_COLUMNS} FROM automation_runs WHERE automation_id = $1 ORDER BY created_at DESC, id DESC"
         )))
         .bind(automation_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?
         .iter()
         .map(record)
@@ -279,7 +279,7 @@ impl Store {
         sqlx::query(AssertSqlSafe(view_sql("r.automation_id = $1")))
             .bind(automation_id)
             .bind(limit)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.read().await?)
             .await?
             .iter()
             .map(|r| run_view(r, false))
@@ -291,7 +291,7 @@ impl Store {
         sqlx::query(AssertSqlSafe(view_sql("a.workspace_id = $1")))
             .bind(workspace_id)
             .bind(limit)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.read().await?)
             .await?
             .iter()
             .map(|r| run_view(r, true))
@@ -312,7 +312,7 @@ impl Store {
         let mut tx = self.write_tx().await?;
         let rows = sqlx::query("SELECT task_id FROM automation_runs WHERE automation_id = $1 AND task_id <> ''")
             .bind(automation_id)
-            .fetch_all(&mut **tx)
+            .fetch_all(&mut *tx)
             .await?;
         let tasks = rows
             .iter()
@@ -320,7 +320,7 @@ impl Store {
             .collect::<StoreResult<Vec<_>>>()?;
         sqlx::query("DELETE FROM automation_runs WHERE automation_id = $1")
             .bind(automation_id)
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .await?;
         tx.commit().await?;
         Ok(tasks)
@@ -332,7 +332,7 @@ impl Store {
             "SELECT {RECORD_COLUMNS} FROM automation_runs WHERE task_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1"
         )))
         .bind(task_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.read().await?)
         .await?;
         row.as_ref().map(record).transpose()
     }
@@ -372,7 +372,7 @@ impl Store {
             open = not_terminal_sql(),
         )))
         .bind(automation_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?;
         rows.iter()
             .map(|r| {

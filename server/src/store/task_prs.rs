@@ -167,7 +167,7 @@ impl Store {
         repo: &str,
         number: i64,
     ) -> StoreResult<Option<TaskPrListing>> {
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.read().await?;
         read_on(&mut conn, task_id, owner, repo, number).await
     }
 
@@ -177,7 +177,7 @@ impl Store {
             "SELECT {COLUMNS} FROM task_prs WHERE task_id = $1 AND detached_at IS NULL ORDER BY created_at, pr_key"
         )))
         .bind(task_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?
         .iter()
         .map(task_pr)
@@ -202,7 +202,7 @@ impl Store {
              AND p.detached_at IS NULL AND t.origin <> 'automation_run'{archived} ORDER BY p.task_id, p.created_at, p.pr_key"
         )))
         .bind(workspace_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?
         .iter()
         .map(task_pr)
@@ -217,7 +217,7 @@ impl Store {
              (state = 'open' OR COALESCE(merged_at, closed_at, last_synced_at, created_at) > $1) ORDER BY created_at, pr_key"
         )))
         .bind(time_to_text(settled_before))
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?;
         rows.iter().map(listing).collect()
     }
@@ -228,7 +228,7 @@ impl Store {
             "SELECT {COLUMNS}, head_sha FROM task_prs WHERE pr_key = $1 AND detached_at IS NULL"
         )))
         .bind(pr_key(owner, repo, number))
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?;
         rows.iter().map(listing).collect()
     }
@@ -275,7 +275,7 @@ impl Store {
             .bind(workspace_id)
             .bind(limit)
             .bind(state.unwrap_or(""))
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.read().await?)
             .await?;
         rows.iter()
             .map(|r| {

@@ -105,7 +105,7 @@ impl Store {
     pub async fn get_task(&self, id: &str) -> StoreResult<Task> {
         let row = sqlx::query(AssertSqlSafe(format!("SELECT {COLUMNS} FROM tasks WHERE id = $1")))
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound)?;
         task(&row)
@@ -128,7 +128,7 @@ impl Store {
         sql.push_str(" ORDER BY created_at, id");
         sqlx::query(AssertSqlSafe(sql))
             .bind(workspace_id)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.read().await?)
             .await?
             .iter()
             .map(task)
@@ -186,7 +186,7 @@ impl Store {
             .bind(from.as_str())
             .bind(to.as_str())
             .bind(time_to_text(now))
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .await?;
         if done.rows_affected() != 1 {
             return Ok(false);
@@ -217,7 +217,7 @@ impl Store {
             sqlx::query("UPDATE tasks SET archived_at = $2, updated_at = $2 WHERE id = $1 AND archived_at IS NULL")
                 .bind(id)
                 .bind(time_to_text(now))
-                .execute(&mut **tx)
+                .execute(&mut *tx)
                 .await?;
         if done.rows_affected() == 1 {
             add_event_on(&mut tx, id, event, &Value::Object(Default::default()), actor, now).await?;
@@ -234,7 +234,7 @@ impl Store {
         let done = sqlx::query("UPDATE tasks SET archived_at = NULL, updated_at = $2 WHERE id = $1")
             .bind(id)
             .bind(time_to_text(now))
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .await?;
         one_row(done)?;
         add_event_on(&mut tx, id, event, &Value::Object(Default::default()), actor, now).await?;
@@ -247,7 +247,7 @@ impl Store {
     pub async fn task_workspace_and_origin(&self, id: &str) -> StoreResult<Option<(String, Origin)>> {
         let row = sqlx::query("SELECT workspace_id, origin FROM tasks WHERE id = $1")
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.read().await?)
             .await?;
         let Some(row) = row else { return Ok(None) };
         let origin = row.text("origin")?;
@@ -284,7 +284,7 @@ impl Store {
     pub async fn list_comments(&self, task_id: &str) -> StoreResult<Vec<Comment>> {
         let rows = sqlx::query("SELECT id, task_id, body, author, created_at FROM task_comments WHERE task_id = $1 ORDER BY created_at, id")
             .bind(task_id)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.read().await?)
             .await?;
         rows.iter()
             .map(|r| {
@@ -319,7 +319,7 @@ impl Store {
     pub async fn list_events(&self, task_id: &str) -> StoreResult<Vec<TaskEvent>> {
         sqlx::query("SELECT id, task_id, kind, payload, actor, created_at FROM task_events WHERE task_id = $1 ORDER BY seq, created_at, id")
             .bind(task_id)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.read().await?)
             .await?
             .iter()
             .map(event)

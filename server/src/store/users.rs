@@ -74,7 +74,7 @@ impl Store {
         let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound)?;
         user(&row)
@@ -84,7 +84,7 @@ impl Store {
         let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE username = $1");
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(username)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .as_ref()
             .map(user)
@@ -94,7 +94,7 @@ impl Store {
     pub async fn list_users(&self) -> StoreResult<Vec<User>> {
         let sql = format!("SELECT {USER_COLUMNS} FROM users ORDER BY username");
         sqlx::query(sqlx::AssertSqlSafe(sql))
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.read().await?)
             .await?
             .iter()
             .map(|r| user(r).map(|u| u.user))
@@ -103,7 +103,7 @@ impl Store {
 
     pub async fn count_users(&self) -> StoreResult<i64> {
         let row = sqlx::query("SELECT COUNT(*) AS n FROM users")
-            .fetch_one(&self.pool)
+            .fetch_one(&mut *self.read().await?)
             .await?;
         row.int("n")
     }
@@ -122,7 +122,7 @@ impl Store {
              WHERE m.user_id = $1 AND m.role = 'owner' ORDER BY m.workspace_id",
         )
         .bind(id)
-        .fetch_all(&mut **tx)
+        .fetch_all(&mut *tx)
         .await?;
         let mut sole = vec![];
         for row in &owned {
@@ -140,12 +140,12 @@ impl Store {
         for table in ["api_tokens", "web_sessions", "workspace_members"] {
             sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table} WHERE user_id = $1")))
                 .bind(id)
-                .execute(&mut **tx)
+                .execute(&mut *tx)
                 .await?;
         }
         let done = sqlx::query("DELETE FROM users WHERE id = $1")
             .bind(id)
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .await?;
         one_row(done)?;
         tx.commit().await?;
@@ -183,7 +183,7 @@ impl Store {
             "SELECT id, name, created_at, last_used_at FROM api_tokens WHERE user_id = $1 ORDER BY created_at, id",
         )
         .bind(user_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.read().await?)
         .await?
         .iter()
         .map(token)
@@ -208,7 +208,7 @@ impl Store {
              FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1",
         )
         .bind(token_hash)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.read().await?)
         .await?;
         let Some(row) = row else { return Ok(None) };
         let minute_ago = now - chrono::Duration::minutes(1);
@@ -248,7 +248,7 @@ impl Store {
         )
         .bind(id_hash)
         .bind(time_to_text(now))
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.read().await?)
         .await?;
         row.as_ref().map(|r| user(r).map(|u| u.user)).transpose()
     }
@@ -281,7 +281,7 @@ impl Store {
     pub async fn login_throttle(&self, username: &str) -> StoreResult<Option<(u32, DateTime<Utc>)>> {
         let row = sqlx::query("SELECT failures, blocked_until FROM login_throttle WHERE username = $1")
             .bind(username)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.read().await?)
             .await?;
         let Some(row) = row else { return Ok(None) };
         let failures = u32::try_from(row.int("failures")?.max(0)).unwrap_or(u32::MAX);

@@ -28,7 +28,7 @@ impl Store {
             .bind(&id)
             .bind(name)
             .bind(time_to_text(now))
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .await?;
         if let Some(user_id) = owner {
             sqlx::query(
@@ -37,7 +37,7 @@ impl Store {
             .bind(&id)
             .bind(user_id)
             .bind(time_to_text(now))
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .await?;
         }
         tx.commit().await?;
@@ -47,7 +47,7 @@ impl Store {
     pub async fn get_workspace(&self, id: &str) -> StoreResult<Workspace> {
         let row = sqlx::query("SELECT id, name, created_at FROM workspaces WHERE id = $1")
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound)?;
         workspace(&row)
@@ -55,7 +55,7 @@ impl Store {
 
     pub async fn list_workspaces(&self) -> StoreResult<Vec<Workspace>> {
         sqlx::query("SELECT id, name, created_at FROM workspaces ORDER BY created_at, id")
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.read().await?)
             .await?
             .iter()
             .map(workspace)

@@ -1,5 +1,9 @@
-//! The store's connection pools: on SQLite a writer never waits behind
-//! readers for a connection, and a database the pools cannot share is refused.
+//! The store's connections: on SQLite a writer never waits behind readers,
+//! the write turn's one connection comes back clean from a transaction that
+//! was dropped or failed to commit, read connections survive cancelled reads,
+//! and a database the pools cannot share is refused.
+
+use std::time::Duration;
 
 use crate::support::{Db, spawn_app};
 
@@ -13,12 +17,12 @@ async fn a_write_on_sqlite_is_not_held_behind_readers_holding_every_connection()
     let task = app.task(&ws, "Before").await;
     let store = &app.services().store;
     let mut readers = vec![];
-    while let Ok(Ok(c)) = tokio::time::timeout(std::time::Duration::from_millis(300), store.pool().acquire()).await {
+    while let Ok(Ok(c)) = tokio::time::timeout(Duration::from_millis(300), store.read()).await {
         readers.push(c);
     }
     assert!(!readers.is_empty(), "every read connection is held");
     let write = store.update_task_text(&task, Some("After"), None, chrono::Utc::now());
-    let written = tokio::time::timeout(std::time::Duration::from_secs(5), write)
+    let written = tokio::time::timeout(Duration::from_secs(5), write)
         .await
         .expect("the write did not wait for a read connection")
         .expect("write");
@@ -38,4 +42,111 @@ async fn an_in_memory_sqlite_database_is_refused_with_the_reason() {
             "{url}: {message:?}"
         );
     }
+}
+
+async fn title(app: &crate::support::TestApp, task: &str) -> String {
+    app.services().store.get_task(task).await.expect("task").title
+}
+
+/// The next writer gets the turn at once, and its write is committed: seen
+/// from another connection, not inside a transaction left open.
+async fn next_write_lands(app: &crate::support::TestApp, task: &str) {
+    let written = tokio::time::timeout(
+        Duration::from_secs(5),
+        app.services()
+            .store
+            .update_task_text(task, Some("After"), None, chrono::Utc::now()),
+    )
+    .await
+    .expect("the next writer got the turn")
+    .expect("the next write succeeded");
+    assert_eq!(written.title, "After");
+    assert_eq!(title(app, task).await, "After");
+}
+
+/// A write transaction dropped without a commit (an error returned halfway)
+/// leaves nothing behind: its write is gone, and the next writer on the
+/// same connection is not told a transaction is already open.
+#[tokio::test]
+async fn a_write_transaction_dropped_halfway_is_rolled_back_before_the_next_writer() {
+    for db in [Db::Sqlite, Db::Postgres] {
+        let app = spawn_app(db).await;
+        let ws = app.workspace("W").await;
+        let task = app.task(&ws, "Before").await;
+        let store = &app.services().store;
+        for round in 0..3 {
+            let mut tx = store.write_tx().await.expect("begin");
+            sqlx::query("UPDATE tasks SET title = $1 WHERE id = $2")
+                .bind(format!("Lost {round}"))
+                .bind(&task)
+                .execute(&mut *tx)
+                .await
+                .expect("update");
+            drop(tx);
+        }
+        assert_eq!(title(&app, &task).await, "Before", "{db:?}");
+        next_write_lands(&app, &task).await;
+        let mut tx = store.write_tx().await.expect("a transaction after the dropped ones");
+        sqlx::query("UPDATE tasks SET title = 'Committed' WHERE id = $1")
+            .bind(&task)
+            .execute(&mut *tx)
+            .await
+            .expect("update");
+        tx.commit().await.expect("commit");
+        assert_eq!(title(&app, &task).await, "Committed", "{db:?}");
+    }
+}
+
+/// SQLite refuses a commit whose deferred foreign key is broken and keeps
+/// the transaction open: the turn rolls it back, so the next writer works
+/// and the refused row never appears.
+#[tokio::test]
+async fn a_refused_commit_on_sqlite_leaves_the_write_turn_usable() {
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace("W").await;
+    let task = app.task(&ws, "Before").await;
+    let store = &app.services().store;
+    let mut tx = store.write_tx().await.expect("begin");
+    sqlx::query("PRAGMA defer_foreign_keys = ON")
+        .execute(&mut *tx)
+        .await
+        .expect("pragma");
+    sqlx::query("UPDATE tasks SET workspace_id = 'no-such-workspace', title = 'Orphan' WHERE id = $1")
+        .bind(&task)
+        .execute(&mut *tx)
+        .await
+        .expect("deferred until commit");
+    let refused = tx.commit().await;
+    assert!(refused.is_err(), "the commit is refused: {refused:?}");
+    next_write_lands(&app, &task).await;
+    assert_eq!(store.get_task(&task).await.expect("task").workspace_id, ws);
+}
+
+/// Reads cancelled at every point (a client that hung up) hand their
+/// connections back in a state the next read can use, and none is lost.
+#[tokio::test]
+async fn cancelled_reads_give_back_usable_connections() {
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace("W").await;
+    for i in 0..20 {
+        app.task(&ws, &format!("Task {i}")).await;
+    }
+    let store = &app.services().store;
+    for i in 0..200u64 {
+        let read = store.list_tasks(&ws, false, false);
+        let _ = tokio::time::timeout(Duration::from_micros(i * 7 % 400), read).await;
+    }
+    let all = futures::future::join_all((0..32).map(|_| store.list_tasks(&ws, false, false))).await;
+    for listed in all {
+        assert_eq!(listed.expect("read").len(), 20);
+    }
+    let mut held = vec![];
+    while let Ok(Ok(c)) = tokio::time::timeout(Duration::from_millis(300), store.read()).await {
+        held.push(c);
+    }
+    assert_eq!(
+        held.len(),
+        kandev_server::store::SQLITE_READERS,
+        "every read connection came back"
+    );
 }
