@@ -186,8 +186,9 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
 /// SQLite connections for reads.
 pub const SQLITE_READERS: usize = 8;
 
-/// A connection idle this long is checked before use; one returned sooner
-/// was checked when it came back (sqlx pings every connection on release).
+/// A pooled connection idle this long is checked before use; one returned
+/// sooner was checked when it came back (sqlx pings every connection on
+/// release). SQLite's readers and write turn are outside that: see `readers`.
 const CHECK_IDLE_AFTER: Duration = Duration::from_secs(10);
 
 async fn open_pool(backend: Backend, options: &AnyConnectOptions, size: u32) -> StoreResult<AnyPool> {
