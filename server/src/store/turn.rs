@@ -136,62 +136,64 @@ impl std::ops::DerefMut for Slot {
 
 /// A write transaction: on SQLite the turn's connection, held until it
 /// commits or is dropped; on PostgreSQL a pooled connection's transaction.
-pub struct WriteTx {
-    turn: Option<OwnedMutexGuard<Slot>>,
-    pooled: Option<sqlx::Transaction<'static, Any>>,
+pub struct WriteTx(Open);
+
+enum Open {
+    Turn(TurnTx),
+    Pooled(sqlx::Transaction<'static, Any>),
 }
+
+/// A transaction on the turn's connection. `None` only inside `drop`.
+struct TurnTx(Option<OwnedMutexGuard<Slot>>);
 
 impl WriteTx {
     pub(super) async fn on_turn(mut slot: OwnedMutexGuard<Slot>) -> Result<WriteTx, sqlx::Error> {
         slot.begin().await?;
-        Ok(WriteTx {
-            turn: Some(slot),
-            pooled: None,
-        })
+        Ok(WriteTx(Open::Turn(TurnTx(Some(slot)))))
     }
 
     pub(super) fn pooled(tx: sqlx::Transaction<'static, Any>) -> WriteTx {
-        WriteTx {
-            turn: None,
-            pooled: Some(tx),
-        }
+        WriteTx(Open::Pooled(tx))
     }
 
-    pub async fn commit(mut self) -> Result<(), sqlx::Error> {
-        match (self.turn.as_mut(), self.pooled.take()) {
-            (Some(slot), _) => slot.commit().await,
-            (None, Some(tx)) => tx.commit().await,
-            (None, None) => Ok(()),
+    pub async fn commit(self) -> Result<(), sqlx::Error> {
+        match self.0 {
+            Open::Turn(mut turn) => turn.slot().commit().await,
+            Open::Pooled(tx) => tx.commit().await,
         }
+    }
+}
+
+impl TurnTx {
+    fn slot(&mut self) -> &mut Slot {
+        self.0.as_deref_mut().expect("taken only by drop")
     }
 }
 
 impl std::ops::Deref for WriteTx {
     type Target = AnyConnection;
     fn deref(&self) -> &AnyConnection {
-        match (&self.turn, &self.pooled) {
-            (Some(slot), _) => slot,
-            (None, Some(tx)) => tx,
-            (None, None) => unreachable!("a write transaction is used until it commits, which consumes it"),
+        match &self.0 {
+            Open::Turn(turn) => turn.0.as_deref().expect("taken only by drop"),
+            Open::Pooled(tx) => tx,
         }
     }
 }
 
 impl std::ops::DerefMut for WriteTx {
     fn deref_mut(&mut self) -> &mut AnyConnection {
-        match (&mut self.turn, &mut self.pooled) {
-            (Some(slot), _) => slot,
-            (None, Some(tx)) => tx,
-            (None, None) => unreachable!("a write transaction is used until it commits, which consumes it"),
+        match &mut self.0 {
+            Open::Turn(turn) => turn.slot(),
+            Open::Pooled(tx) => tx,
         }
     }
 }
 
-impl Drop for WriteTx {
+impl Drop for TurnTx {
     /// Dropped without a commit: rolled back before anyone else gets the
     /// turn — on a task that keeps the turn meanwhile, or by its next taker.
     fn drop(&mut self) {
-        if let Some(slot) = self.turn.take()
+        if let Some(slot) = self.0.take()
             && slot.open
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
