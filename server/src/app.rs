@@ -143,6 +143,7 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
         },
     ));
     orchestrator.set_runtime(Arc::new(runtime.clone()) as Arc<dyn AgentRuntime>);
+    automation.set_orchestrator(orchestrator.clone());
     runtime.set_orchestrator(&orchestrator);
     board.add_listener(runtime.clone());
     let client = Arc::new(GithubClient::new(

@@ -1,6 +1,7 @@
 //! `fire_trigger`: the engine's admission path. Order: automation exists →
-//! enabled → dedup key unseen → concurrency cap; then publish
-//! `automation.triggered` for the orchestrator.
+//! enabled → dedup key unseen → concurrency cap; then the run is written in
+//! the firing's transaction, or `automation.triggered` is published for the
+//! orchestrator.
 
 use kandev_core::events::{AUTOMATION_TRIGGERED, AutomationTriggered, Payload, SOURCE_AUTOMATION};
 use kandev_core::firing::{
@@ -14,6 +15,7 @@ use serde_json::Value;
 use super::AutomationService;
 use super::evaluations::{EventNote, TriggerNote};
 use crate::error::{ServiceError, ServiceResult};
+use crate::orchestrator::Inline;
 use crate::store::automations::{mark_evaluated_on, mark_triggered_on};
 use crate::store::{NewRun, StoreError};
 
@@ -129,17 +131,39 @@ impl AutomationService {
                 reason: cap_reason(automation.max_concurrent_runs),
             });
         }
+        let triggered = AutomationTriggered {
+            automation_id: automation.id.clone(),
+            trigger_id: req.trigger_id.clone(),
+            trigger_type: req.trigger_type.clone(),
+            trigger_data: req.data,
+            dedup_key: req.dedup_key.clone(),
+        };
         let event = self.outbox.event(
             AUTOMATION_TRIGGERED,
             SOURCE_AUTOMATION,
-            Payload::AutomationTriggered(AutomationTriggered {
-                automation_id: automation.id.clone(),
-                trigger_id: req.trigger_id.clone(),
-                trigger_type: req.trigger_type.clone(),
-                trigger_data: req.data,
-                dedup_key: req.dedup_key.clone(),
-            }),
+            Payload::AutomationTriggered(triggered.clone()),
         );
+        // The run in this firing's own transaction; the event is the path
+        // for what that cannot write (and for replicas without it).
+        if let Some(orchestrator) = self.orchestrator() {
+            match orchestrator
+                .create_with_firing(&automation, &triggered, &event.id, now)
+                .await
+            {
+                Inline::Created => {
+                    log_fired(&triggered);
+                    return Ok(FireOutcome::Fired);
+                }
+                Inline::AlreadyFired => {
+                    tracing::debug!(automation_id = %automation.id, dedup_key = %req.dedup_key, "fire: this trigger has already fired");
+                    return Ok(FireOutcome::Skipped {
+                        reason: SKIP_ALREADY_FIRED.into(),
+                        gate: Gate::Dedup,
+                    });
+                }
+                Inline::HandOff => {}
+            }
+        }
         // The anchors move with the event, in one transaction: a crash after
         // the commit loses nothing (the relay sends it), one before it lets
         // the source event come again.
@@ -156,13 +180,7 @@ impl AutomationService {
         .await;
         written.map_err(|e| ServiceError::Internal(e.to_string()))?;
         self.outbox.committed(&event).await;
-        tracing::info!(
-            automation_id = %automation.id,
-            trigger_id = %req.trigger_id,
-            trigger_type = %req.trigger_type,
-            dedup_key = %req.dedup_key,
-            "automation fired"
-        );
+        log_fired(&triggered);
         Ok(FireOutcome::Fired)
     }
 
@@ -192,6 +210,17 @@ impl AutomationService {
             notes: vec![],
         }
     }
+}
+
+fn log_fired(req: &AutomationTriggered) {
+    // The same fields whichever path wrote the run.
+    tracing::info!(
+        automation_id = %req.automation_id,
+        trigger_id = %req.trigger_id,
+        trigger_type = %req.trigger_type,
+        dedup_key = %req.dedup_key,
+        "automation fired"
+    );
 }
 
 /// One event's evaluations, recorded as one batch (a busy automation's

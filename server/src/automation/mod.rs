@@ -29,6 +29,7 @@ use crate::clock::Clock;
 use crate::coord::Outbox;
 use crate::live::LiveHub;
 use crate::metrics::Metrics;
+use crate::orchestrator::Orchestrator;
 use crate::store::Store;
 
 pub struct AutomationService {
@@ -41,6 +42,9 @@ pub struct AutomationService {
     board: Arc<BoardService>,
     recorder: EvaluationRecorder,
     lookup: RwLock<Option<Arc<dyn TaskOriginLookup>>>,
+    /// Writes a firing's run in the firing's own transaction; without it
+    /// every firing goes through `automation.triggered`.
+    orchestrator: RwLock<Option<Arc<Orchestrator>>>,
     index: index::TriggerIndex,
 }
 
@@ -67,6 +71,7 @@ impl AutomationService {
             board,
             recorder,
             lookup: RwLock::new(None),
+            orchestrator: RwLock::new(None),
         }
     }
 
@@ -74,6 +79,16 @@ impl AutomationService {
     /// construction, before any component starts; subscribers read it live.
     pub fn set_task_origin_lookup(&self, lookup: Arc<dyn TaskOriginLookup>) {
         *self.lookup.write().unwrap_or_else(|p| p.into_inner()) = Some(lookup);
+    }
+
+    /// Wires the orchestrator that writes runs in the firing's transaction
+    /// (the composition root, at construction).
+    pub fn set_orchestrator(&self, orchestrator: Arc<Orchestrator>) {
+        *self.orchestrator.write().unwrap_or_else(|p| p.into_inner()) = Some(orchestrator);
+    }
+
+    fn orchestrator(&self) -> Option<Arc<Orchestrator>> {
+        self.orchestrator.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     pub fn task_origin_lookup(&self) -> Option<Arc<dyn TaskOriginLookup>> {

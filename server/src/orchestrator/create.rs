@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use kandev_core::TriggerType;
 use kandev_core::api::{
-    LIVE_RUN_UPDATED, META_AGENT_PROFILE_ID, META_AUTOMATION_ID, META_AUTOMATION_NAME, META_EXECUTOR_PROFILE_ID,
-    META_TARGET_TASK_ID, META_TRIGGER_ID, META_TRIGGER_TYPE, Origin, Repository, Task,
+    Automation, LIVE_RUN_UPDATED, META_AGENT_PROFILE_ID, META_AUTOMATION_ID, META_AUTOMATION_NAME,
+    META_EXECUTOR_PROFILE_ID, META_TARGET_TASK_ID, META_TRIGGER_ID, META_TRIGGER_TYPE, Origin, Repository, Task,
 };
 use kandev_core::board::{PrRef, TaskStatus};
 use kandev_core::events::AutomationTriggered;
@@ -22,9 +22,30 @@ use serde_json::{Map, Value, json};
 
 use super::{Orchestrator, RunStart};
 use crate::coord::lease;
+use crate::store::automations::{mark_evaluated_on, mark_triggered_on};
 use crate::store::runs::insert_run_on;
 use crate::store::tasks::insert_task_on;
 use crate::store::{NewRun, NewTask, StoreError, StoreResult};
+
+/// What [`Orchestrator::create_with_firing`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inline {
+    /// The run task, its row and the firing's anchors are written.
+    Created,
+    /// The firing's key already has its run (another replica, or a trigger
+    /// earlier in the same event): nothing written.
+    AlreadyFired,
+    /// Nothing written: the caller hands the firing to the orchestrator
+    /// through `automation.triggered`.
+    HandOff,
+}
+
+/// A run ready to write.
+struct Prepared {
+    task: NewTask,
+    prompt: String,
+    repository: Option<Repository>,
+}
 
 /// What [`Orchestrator::write_run`] did.
 enum Written {
@@ -65,6 +86,67 @@ impl Orchestrator {
             return;
         }
         let now = self.clock.now();
+        let Some(prepared) = self.prepare(&automation, &ev, now).await else {
+            self.record_failed_run(&ev, event_id, FAIL_NO_REPOSITORY, Some(&automation))
+                .await;
+            return;
+        };
+        let task = match self.write_run(&ev, event_id, &prepared.task, now, None).await {
+            Written::Run(task) => *task,
+            Written::AlreadyAnswered => return,
+            Written::TaskFailed(error) => {
+                tracing::error!(automation_id = %ev.automation_id, %error, "could not create the run task");
+                self.record_failed_run(&ev, event_id, FAIL_TASK_NOT_CREATED, Some(&automation))
+                    .await;
+                return;
+            }
+            // `deleteAbandonedTask`: the task went with the rolled-back
+            // transaction, and with no row the key was never consumed.
+            Written::RunRowFailed(error) => {
+                tracing::error!(automation_id = %ev.automation_id, %error, "could not record the run; its task was not kept");
+                return;
+            }
+        };
+        self.begin(task, &automation, &ev, prepared).await;
+    }
+
+    /// The firing path's own run: when admission has passed, the engine
+    /// writes the run task, its run row and lease together with the firing's
+    /// anchors in one transaction, so a firing costs one commit instead of two
+    /// plus a trip through the outbox and the bus. Anything unusual (no
+    /// repository, a write refused for another reason than the key) is handed
+    /// back for the `automation.triggered` path, which records it as the spec
+    /// says; nothing of this attempt is left written.
+    pub async fn create_with_firing(
+        self: &Arc<Self>,
+        automation: &Automation,
+        ev: &AutomationTriggered,
+        event_id: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Inline {
+        let Some(prepared) = self.prepare(automation, ev, now).await else {
+            return Inline::HandOff;
+        };
+        let task = match self.write_run(ev, event_id, &prepared.task, now, Some(now)).await {
+            Written::Run(task) => *task,
+            Written::AlreadyAnswered => return Inline::AlreadyFired,
+            Written::TaskFailed(error) | Written::RunRowFailed(error) => {
+                tracing::debug!(automation_id = %ev.automation_id, %error, "could not write the run with its firing; handing it to the orchestrator");
+                return Inline::HandOff;
+            }
+        };
+        self.begin(task, automation, ev, prepared).await;
+        Inline::Created
+    }
+
+    /// Prompt, title, repository and the run task to write; `None` when the
+    /// run needs a repository and none resolves.
+    async fn prepare(
+        &self,
+        automation: &Automation,
+        ev: &AutomationTriggered,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Option<Prepared> {
         let prompt = resolve_prompt(
             &automation.prompt,
             &automation.name,
@@ -82,17 +164,10 @@ impl Orchestrator {
         let source = run_repository_source(&ev.trigger_type, automation.no_repository);
         let repository = match source {
             RepositorySource::Nothing => None,
-            _ => match self
-                .resolve_repository(&automation.workspace_id, &automation.repository_ids, &ev, source)
-                .await
-            {
-                Some(r) => Some(r),
-                None => {
-                    self.record_failed_run(&ev, event_id, FAIL_NO_REPOSITORY, Some(&automation))
-                        .await;
-                    return;
-                }
-            },
+            _ => Some(
+                self.resolve_repository(&automation.workspace_id, &automation.repository_ids, ev, source)
+                    .await?,
+            ),
         };
         let mut metadata = Map::new();
         metadata.insert(META_AUTOMATION_ID.into(), json!(automation.id));
@@ -110,7 +185,7 @@ impl Orchestrator {
                 .unwrap_or_default();
             metadata.insert(META_TARGET_TASK_ID.into(), json!(target));
         }
-        let new_task = NewTask {
+        let task = NewTask {
             workspace_id: automation.workspace_id.clone(),
             title,
             description: prompt.clone(),
@@ -123,22 +198,22 @@ impl Orchestrator {
                 .unwrap_or_default(),
             metadata: Value::Object(metadata),
         };
-        let task = match self.write_run(&ev, event_id, &new_task, now).await {
-            Written::Run(task) => *task,
-            Written::AlreadyAnswered => return,
-            Written::TaskFailed(error) => {
-                tracing::error!(automation_id = %ev.automation_id, %error, "could not create the run task");
-                self.record_failed_run(&ev, event_id, FAIL_TASK_NOT_CREATED, Some(&automation))
-                    .await;
-                return;
-            }
-            // `deleteAbandonedTask`: the task went with the rolled-back
-            // transaction, and with no row the key was never consumed.
-            Written::RunRowFailed(error) => {
-                tracing::error!(automation_id = %ev.automation_id, %error, "could not record the run; its task was not kept");
-                return;
-            }
-        };
+        Some(Prepared {
+            task,
+            prompt,
+            repository,
+        })
+    }
+
+    /// After the run is written: links a `github_pr` firing's PR and queues
+    /// the agent's start.
+    async fn begin(
+        self: &Arc<Self>,
+        task: Task,
+        automation: &Automation,
+        ev: &AutomationTriggered,
+        prepared: Prepared,
+    ) {
         if ev.trigger_type == TriggerType::GithubPr.as_str() {
             self.associate_pr(&task, &ev.trigger_data).await;
         }
@@ -148,10 +223,10 @@ impl Orchestrator {
         };
         let start = RunStart {
             task: task.clone(),
-            prompt,
+            prompt: prepared.prompt,
             agent_profile_id: automation.agent_profile_id.clone(),
             executor_profile_id: automation.executor_profile_id.clone(),
-            repository,
+            repository: prepared.repository,
             automation_id: automation.id.clone(),
         };
         // The run is written and its lease held (and renewed): the event is
@@ -217,13 +292,15 @@ impl Orchestrator {
     /// is what consumes it) and the lease of its agent turn, in one
     /// transaction: when the unique key or event id refuses the row (the
     /// firing already has its run), or the row cannot be written, the task is
-    /// rolled back with it.
+    /// rolled back with it. `fired` writes the firing's anchors too (the
+    /// trigger's last evaluation, the automation's last firing).
     async fn write_run(
         &self,
         ev: &AutomationTriggered,
         event_id: &str,
         new_task: &NewTask,
         now: chrono::DateTime<chrono::Utc>,
+        fired: Option<chrono::DateTime<chrono::Utc>>,
     ) -> Written {
         let mut tx = match self.store.write_tx().await {
             Ok(tx) => tx,
@@ -253,6 +330,12 @@ impl Orchestrator {
             Err(e) => return Written::RunRowFailed(e),
         };
         let committed: StoreResult<()> = async {
+            if let Some(at) = fired {
+                if !ev.trigger_id.is_empty() {
+                    mark_evaluated_on(&mut tx, &ev.trigger_id, at).await?;
+                }
+                mark_triggered_on(&mut tx, &ev.automation_id, at).await?;
+            }
             self.leases.hold_in(&mut tx, &lease::run(&task.id)).await?;
             tx.commit().await?;
             Ok(())

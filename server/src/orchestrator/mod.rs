@@ -7,6 +7,7 @@ mod create;
 mod finalise;
 mod recover;
 
+pub use create::Inline;
 pub use finalise::TurnOutcome;
 
 use std::sync::{Arc, RwLock};

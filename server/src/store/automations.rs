@@ -197,27 +197,43 @@ impl Store {
     /// repositories but **without its triggers** (a run needs none), and the
     /// run already written for `event_id`, if any (a redelivered event).
     pub async fn automation_for_run(&self, id: &str, event_id: &str) -> StoreResult<(Automation, Option<String>)> {
+        let (automation, row) = self
+            .automation_with(
+                id,
+                "(SELECT id FROM automation_runs WHERE event_id = $2 LIMIT 1) AS answered_run",
+                event_id,
+            )
+            .await?;
+        Ok((automation, row.opt_text("answered_run")?))
+    }
+
+    /// The automation `id` with its repositories (not its triggers), plus
+    /// `extra` columns that may read `arg` as `$2`, in one round trip; the
+    /// row carries the extra columns. `NotFound` when it is gone.
+    pub(super) async fn automation_with(&self, id: &str, extra: &str, arg: &str) -> StoreResult<(Automation, AnyRow)> {
         let columns: Vec<String> = AUTOMATION_COLUMNS
             .split(',')
             .map(|c| format!("a.{}", c.trim()))
             .collect();
-        let rows = sqlx::query(AssertSqlSafe(format!(
-            "SELECT {}, r.repository_id AS run_repository_id, \
-             (SELECT id FROM automation_runs WHERE event_id = $2 LIMIT 1) AS answered_run \
+        let mut rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {}, r.repository_id AS run_repository_id, {extra} \
              FROM automations a LEFT JOIN automation_repositories r ON r.automation_id = a.id \
              WHERE a.id = $1 ORDER BY r.position",
             columns.join(", ")
         )))
         .bind(id)
-        .bind(event_id)
+        .bind(arg)
         .fetch_all(&mut *self.read().await?)
         .await?;
-        let first = rows.first().ok_or(StoreError::NotFound)?;
         let repos = rows
             .iter()
             .filter_map(|r| r.opt_text("run_repository_id").transpose())
             .collect::<StoreResult<Vec<_>>>()?;
-        Ok((automation(first, vec![], repos)?, first.opt_text("answered_run")?))
+        if rows.is_empty() {
+            return Err(StoreError::NotFound);
+        }
+        let first = rows.swap_remove(0);
+        Ok((automation(&first, vec![], repos)?, first))
     }
 
     /// A workspace's automations, newest first, with triggers and repositories.

@@ -1,12 +1,12 @@
 use chrono::{DateTime, Utc};
-use kandev_core::api::Run;
+use kandev_core::api::{Automation, Run};
 use kandev_core::run_status::{KEEP_WORKTREES, RunStatus, RunTaskFacts, derive_status, summary_excerpt};
 use serde_json::Value;
 use sqlx::AssertSqlSafe;
 use sqlx::any::AnyRow;
 
 use super::rows::RowExt;
-use super::{AutomationBrief, Store, StoreError, StoreResult, new_id, time_to_text, unique_or};
+use super::{Store, StoreError, StoreResult, new_id, time_to_text, unique_or};
 
 /// The `data` of an `automation_run.failed` notification, whether the run
 /// failed before or after its task existed: receivers see one shape.
@@ -187,25 +187,22 @@ impl Store {
         Ok(row.int("n")? > 0)
     }
 
-    /// Everything admission reads, in one round trip: the automation (or
-    /// `NotFound`), whether `key` already has a run, and its open runs —
-    /// `task_created` rows whose task exists, is not archived, and whose
-    /// primary session is not cancelled.
-    pub async fn admission(&self, automation_id: &str, key: &str) -> StoreResult<(AutomationBrief, bool, i64)> {
-        let row = sqlx::query(
-            "SELECT a.id, a.workspace_id, a.name, a.enabled, a.max_concurrent_runs, \
-             (SELECT COUNT(*) FROM automation_runs d WHERE d.automation_id = a.id AND d.dedup_key = $2 AND $2 <> '') AS seen, \
-             (SELECT COUNT(*) FROM automation_runs r JOIN tasks t ON t.id = r.task_id \
-              WHERE r.automation_id = a.id AND r.status = 'task_created' AND t.archived_at IS NULL \
-              AND NOT EXISTS (SELECT 1 FROM agent_sessions s WHERE s.task_id = t.id AND s.is_primary = 1 AND s.state = 'CANCELLED')) AS open \
-             FROM automations a WHERE a.id = $1",
-        )
-        .bind(automation_id)
-        .bind(key)
-        .fetch_optional(&mut *self.read().await?)
-        .await?
-        .ok_or(StoreError::NotFound)?;
-        Ok((AutomationBrief::from_row(&row)?, row.int("seen")? > 0, row.int("open")?))
+    /// Everything admission reads, in one round trip: the automation with its
+    /// repositories (or `NotFound`; enough to write its run), whether `key`
+    /// already has a run, and its open runs — `task_created` rows whose task
+    /// exists, is not archived, and whose primary session is not cancelled.
+    pub async fn admission(&self, automation_id: &str, key: &str) -> StoreResult<(Automation, bool, i64)> {
+        let (automation, row) = self
+            .automation_with(
+                automation_id,
+                "(SELECT COUNT(*) FROM automation_runs d WHERE d.automation_id = a.id AND d.dedup_key = $2 AND $2 <> '') AS seen, \
+                 (SELECT COUNT(*) FROM automation_runs r JOIN tasks t ON t.id = r.task_id \
+                  WHERE r.automation_id = a.id AND r.status = 'task_created' AND t.archived_at IS NULL \
+                  AND NOT EXISTS (SELECT 1 FROM agent_sessions s WHERE s.task_id = t.id AND s.is_primary = 1 AND s.state = 'CANCELLED')) AS open",
+                key,
+            )
+            .await?;
+        Ok((automation, row.int("seen")? > 0, row.int("open")?))
     }
 
     /// Finalises a run by its task: only the newest `task_created` row changes,

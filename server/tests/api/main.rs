@@ -18,6 +18,7 @@ mod cluster;
 mod coordination;
 mod engine;
 mod evaluation_trace;
+mod fire_writes_run;
 mod github_api;
 mod github_support;
 mod github_sweep;
