@@ -8,10 +8,12 @@
 mod login;
 mod network;
 mod routes;
+mod tokens;
 
 pub use login::{LOGIN_FREE_FAILURES, LOGIN_MAX_DELAY_SECS, login_delay_secs, normalise_username};
 pub use network::{PublicOrigin, host_allowed, is_loopback_host, origin_allowed};
 pub use routes::{Need, Scope, known_routes, methods_for, route_need};
+pub use tokens::{TOKEN_USE_RESOLUTION_SECS, token_use_due};
 
 use serde::{Deserialize, Serialize};
 

@@ -273,6 +273,40 @@ async fn api_tokens_are_shown_once_stored_hashed_and_revocable() {
     app.stop().await;
 }
 
+/// A token's use is recorded at most once a minute, so a request carrying
+/// one is a read: it answers while a writer holds SQLite's write turn, and
+/// the recorded use still moves once it is a minute old.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_records_its_use_once_a_minute_and_its_requests_never_wait_for_writers() {
+    let app = spawn_app(Db::Sqlite).await;
+    let alice = app.person("alice", false).await;
+    let used = |r: &crate::support::Reply| r.body[0]["last_used_at"].clone();
+    let first = app.request_as(Some(&alice), Method::GET, "/api/v1/tokens", None).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    assert!(used(&first).is_string(), "the first use is recorded: {}", first.body);
+
+    let writer = app.services().store.write_tx().await.unwrap();
+    let again = tokio::time::timeout(
+        Duration::from_secs(5),
+        app.request_as(Some(&alice), Method::GET, "/api/v1/tokens", None),
+    )
+    .await
+    .expect("a token request does not wait for the write turn");
+    drop(writer);
+    assert_eq!(again.status, StatusCode::OK, "{}", again.body);
+    assert_eq!(used(&again), used(&first), "a use within the minute writes nothing");
+
+    app.exec("UPDATE api_tokens SET last_used_at = '2000-01-01T00:00:00.000000Z'")
+        .await;
+    let later = app.request_as(Some(&alice), Method::GET, "/api/v1/tokens", None).await;
+    assert!(
+        used(&later).as_str().is_some_and(|t| !t.starts_with("2000")),
+        "a stale use moves: {}",
+        later.body
+    );
+    app.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_start_creates_an_admin_once_and_only_without_an_admin_token() {
     let first = Spawn::new(Db::Sqlite).settings(|s| s.admin_token = None).start().await;
