@@ -1,7 +1,9 @@
-//! `create_automation_task`: reload (one read), resolve prompt/title/repository, create the
-//! hidden run task with its run row and its turn lease in one transaction,
-//! then auto-start the agent. An event that already has its run (redelivered,
-//! or raced by another replica) changes nothing.
+//! Run tasks. `create_with_firing`: the engine's own path, the run written in
+//! the firing's transaction. `create_automation_task`: `automation.triggered`'s
+//! path — reload (one read), resolve prompt/title/repository, create the hidden
+//! run task with its run row and its turn lease in one transaction, then
+//! auto-start the agent. An event that already has its run (redelivered, or
+//! raced by another replica) changes nothing.
 
 use std::sync::Arc;
 

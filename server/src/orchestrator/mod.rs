@@ -1,5 +1,6 @@
-//! The orchestrator: turns `automation.triggered` into a hidden run task and
-//! starts its agent, off the delivery path. It writes the run rows of the
+//! The orchestrator: writes a firing's hidden run task (in the firing's own
+//! transaction, or from `automation.triggered`) and starts its agent, off the
+//! delivery path. It writes the run rows of the
 //! firing path (`task_created`, pre-task `failed`) and finalises them when the
 //! agent's turn ends.
 

@@ -187,14 +187,7 @@ fn triggered(id: &str, automation: &str, trigger: &str, target: &str) -> Event {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_firing_delivered_twice_or_raced_by_another_writer_makes_one_run() {
     let app = spawn_app(Db::Sqlite).await;
-    let ws = app.workspace_with_repo("W").await;
-    let target = app.task(&ws, "target").await;
-    let a = app
-        .merged_automation(&ws, json!({"all_repos": true}), "e2e:message(\"ok\")", 10)
-        .await;
-    let trigger = app.services().store.get_automation(&a).await.unwrap().triggers[0]
-        .id
-        .clone();
+    let (a, trigger, target) = app.merged_firing_setup().await;
     let bus = app.services().bus.clone();
     // The same event twice (a redelivery), and a second event for the same
     // key (another replica's firing), all at once.
@@ -213,15 +206,7 @@ async fn a_firing_delivered_twice_or_raced_by_another_writer_makes_one_run() {
     app.settle().await;
     let runs = app.runs_of(&a).await;
     assert_eq!(runs.len(), 1, "{runs:?}");
-    let run_tasks = sqlx::query("SELECT COUNT(*) AS n FROM tasks WHERE origin = 'automation_run'")
-        .fetch_one(app.services().store.pool())
-        .await
-        .unwrap();
-    assert_eq!(
-        sqlx::Row::try_get::<i64, _>(&run_tasks, "n").unwrap(),
-        1,
-        "no second run task"
-    );
+    assert_eq!(app.run_task_count().await, 1, "no second run task");
     app.stop().await;
 }
 

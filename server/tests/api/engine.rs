@@ -51,6 +51,35 @@ impl TestApp {
         a["id"].as_str().expect("id").to_string()
     }
 
+    /// A workspace with a repository, a target task and a merged automation
+    /// whose agent only answers: (automation, its trigger, the target).
+    pub async fn merged_firing_setup(&self) -> (String, String, String) {
+        let ws = self.workspace_with_repo("W").await;
+        let target = self.task(&ws, "target").await;
+        let a = self
+            .merged_automation(&ws, json!({"all_repos": true}), "e2e:message(\"ok\")", 10)
+            .await;
+        let trigger = self
+            .services()
+            .store
+            .get_automation(&a)
+            .await
+            .expect("automation")
+            .triggers[0]
+            .id
+            .clone();
+        (a, trigger, target)
+    }
+
+    /// How many hidden run tasks exist.
+    pub async fn run_task_count(&self) -> i64 {
+        let row = sqlx::query("SELECT COUNT(*) AS n FROM tasks WHERE origin = 'automation_run'")
+            .fetch_one(self.services().store.pool())
+            .await
+            .expect("count");
+        sqlx::Row::try_get::<i64, _>(&row, "n").expect("n")
+    }
+
     /// A workspace with one repository, ready for run tasks.
     pub async fn workspace_with_repo(&self, name: &str) -> String {
         let ws = self.workspace(name).await;

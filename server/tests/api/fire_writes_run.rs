@@ -10,21 +10,7 @@ use kandev_server::automation::{FireOutcome, FireRequest};
 use serde_json::json;
 
 use crate::on_both_databases;
-use crate::support::{Db, TestApp, spawn_app};
-
-/// A merged automation whose agent only answers, its trigger id, and the
-/// target task its firing names.
-async fn merged_setup(app: &TestApp) -> (String, String, String) {
-    let ws = app.workspace_with_repo("W").await;
-    let target = app.task(&ws, "target").await;
-    let a = app
-        .merged_automation(&ws, json!({"all_repos": true}), "e2e:message(\"ok\")", 10)
-        .await;
-    let trigger = app.services().store.get_automation(&a).await.unwrap().triggers[0]
-        .id
-        .clone();
-    (a, trigger, target)
-}
+use crate::support::{Db, spawn_app};
 
 fn firing(automation: &str, trigger: &str, target: &str) -> FireRequest {
     FireRequest {
@@ -36,19 +22,11 @@ fn firing(automation: &str, trigger: &str, target: &str) -> FireRequest {
     }
 }
 
-async fn run_tasks(app: &TestApp) -> i64 {
-    let row = sqlx::query("SELECT COUNT(*) AS n FROM tasks WHERE origin = 'automation_run'")
-        .fetch_one(app.services().store.pool())
-        .await
-        .unwrap();
-    sqlx::Row::try_get::<i64, _>(&row, "n").unwrap()
-}
-
 /// With nobody subscribed to `automation.triggered`, a firing still has its
 /// run the moment it returns: task, row, anchors, and no event left behind.
 async fn a_firing_writes_its_run_task_and_row_before_it_returns(db: Db) {
     let app = spawn_app(db).await;
-    let (a, trigger, target) = merged_setup(&app).await;
+    let (a, trigger, target) = app.merged_firing_setup().await;
     app.services().orchestrator.stop().await;
     let backlog = app.services().store.outbox_backlog().await.unwrap();
 
@@ -87,7 +65,7 @@ on_both_databases!(a_firing_writes_its_run_task_and_row_before_it_returns);
 /// fired rather than that it fired.
 async fn two_firings_of_one_key_at_once_make_one_run_and_one_dedup(db: Db) {
     let app = spawn_app(db).await;
-    let (a, trigger, target) = merged_setup(&app).await;
+    let (a, trigger, target) = app.merged_firing_setup().await;
     let engine = app.services().automation.clone();
     let (x, y) = tokio::join!(
         engine.fire_trigger(firing(&a, &trigger, &target)),
@@ -107,7 +85,7 @@ async fn two_firings_of_one_key_at_once_make_one_run_and_one_dedup(db: Db) {
     );
     app.settle().await;
     assert_eq!(app.runs_of(&a).await.len(), 1);
-    assert_eq!(run_tasks(&app).await, 1, "no second run task");
+    assert_eq!(app.run_task_count().await, 1, "no second run task");
     app.stop().await;
 }
 on_both_databases!(two_firings_of_one_key_at_once_make_one_run_and_one_dedup);
