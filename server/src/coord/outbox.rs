@@ -66,7 +66,10 @@ impl Outbox {
     /// it. One statement needs no transaction around it: it lands whole or not at all.
     pub async fn publish(&self, subject: &str, source: &str, data: Payload) -> StoreResult<()> {
         let event = self.event(subject, source, data);
-        self.write(&mut *self.store.writer().await?, &event).await?;
+        let written = event.clone();
+        self.store
+            .write_one(move |conn| Box::pin(async move { crate::store::outbox::enqueue(conn, &written).await }))
+            .await?;
         self.committed(&event).await;
         Ok(())
     }

@@ -10,6 +10,7 @@ pub mod automations;
 pub mod evaluations;
 pub mod github_state;
 pub mod leases;
+mod lone;
 mod members;
 pub mod notifications;
 pub mod outbox;
@@ -28,6 +29,7 @@ pub use agents::SessionRecord;
 pub use automations::{AutomationBrief, AutomationRecord, NewAutomation, TriggerRecord, TriggerWithAutomation};
 pub use evaluations::EvaluationRecord;
 pub use github_state::MergerJob;
+use lone::LoneWriter;
 pub use members::Place;
 pub use readers::ReadConn;
 use readers::Readers;
@@ -62,6 +64,8 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("corrupt row: {0}")]
     Corrupt(String),
+    #[error("the writer is unavailable: {0}")]
+    Unavailable(String),
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -86,6 +90,8 @@ pub struct Store {
     /// instead, on a connection of their own that never waits behind a crowd
     /// of readers. (PostgreSQL writes concurrently from the pool: `None`.)
     turn: Option<Turn>,
+    /// SQLite's lone write statements, run in batches on a thread of their own.
+    lone: Option<LoneWriter>,
 }
 
 const MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -259,6 +265,10 @@ impl Store {
             Backend::Sqlite => Some(Turn::new(open_pool(backend, &options, 1).await?)),
             Backend::Postgres => None,
         };
+        let lone = match &turn {
+            Some(turn) => Some(LoneWriter::start(turn.clone()).map_err(|e| StoreError::Unavailable(e.to_string()))?),
+            None => None,
+        };
         let readers = match backend {
             Backend::Sqlite => Some(Readers::new(pool.clone(), SQLITE_READERS)),
             Backend::Postgres => None,
@@ -268,6 +278,7 @@ impl Store {
             readers,
             backend,
             turn,
+            lone,
         })
     }
 
@@ -293,6 +304,29 @@ impl Store {
             Some(turn) => WriteConn::on_turn(turn.take().await?),
             None => WriteConn::pooled(self.pool.acquire().await?),
         })
+    }
+
+    /// One write statement (`work` runs it on the connection it is given and
+    /// reads its answer), run whole even if the caller stops waiting. On
+    /// SQLite it runs on the writer thread, batched with every other lone
+    /// statement queued meanwhile; prefer it to [`Store::writer`] for a lone
+    /// statement on a busy path.
+    pub async fn write_one<R, F>(&self, work: F) -> StoreResult<R>
+    where
+        R: Send + 'static,
+        F: for<'c> FnOnce(&'c mut sqlx::AnyConnection) -> futures::future::BoxFuture<'c, StoreResult<R>>
+            + Send
+            + 'static,
+    {
+        match &self.lone {
+            Some(lone) => lone.run(work).await,
+            None => {
+                let store = self.clone();
+                tokio::spawn(async move { work(&mut *store.writer().await?).await })
+                    .await
+                    .map_err(|e| StoreError::Unavailable(e.to_string()))?
+            }
+        }
     }
 
     /// A connection for reads (and statements that need no write turn).

@@ -144,18 +144,28 @@ impl Store {
         description: Option<&str>,
         now: DateTime<Utc>,
     ) -> StoreResult<Task> {
-        let row = sqlx::query(AssertSqlSafe(format!(
-            "UPDATE tasks SET title = COALESCE($2, title), description = COALESCE($3, description), updated_at = $4 \
-             WHERE id = $1 RETURNING {COLUMNS}"
-        )))
-        .bind(id)
-        .bind(title)
-        .bind(description)
-        .bind(time_to_text(now))
-        .fetch_optional(&mut *self.writer().await?)
-        .await?
-        .ok_or(StoreError::NotFound)?;
-        task(&row)
+        let (id, title, description) = (
+            id.to_string(),
+            title.map(str::to_string),
+            description.map(str::to_string),
+        );
+        self.write_one(move |conn| {
+            Box::pin(async move {
+                let row = sqlx::query(AssertSqlSafe(format!(
+                    "UPDATE tasks SET title = COALESCE($2, title), description = COALESCE($3, description), \
+                     updated_at = $4 WHERE id = $1 RETURNING {COLUMNS}"
+                )))
+                .bind(id)
+                .bind(title)
+                .bind(description)
+                .bind(time_to_text(now))
+                .fetch_optional(conn)
+                .await?
+                .ok_or(StoreError::NotFound)?;
+                task(&row)
+            })
+        })
+        .await
     }
 
     /// Compare-and-swap the status: moves only if the task is still in `from`

@@ -23,6 +23,7 @@ mod github_api;
 mod github_support;
 mod github_sweep;
 mod logs;
+mod lone_writes;
 mod merge_github;
 mod merge_settings;
 mod merge_state;
