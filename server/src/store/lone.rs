@@ -12,26 +12,30 @@ use futures::future::BoxFuture;
 use sqlx::AnyConnection;
 use tokio::sync::{mpsc, oneshot};
 
-use super::turn::Turn;
+use super::turn::{Slot, Turn, connection_lost};
 use super::{StoreError, StoreResult};
 
 /// One statement's work: runs on the turn's connection, or is told why the
-/// turn could not be had; it answers its caller itself.
-type Job = Box<dyn for<'c> FnOnce(Result<&'c mut AnyConnection, &'c str>) -> BoxFuture<'c, ()> + Send>;
+/// turn could not be had; it answers its caller itself, and says whether the
+/// connection was lost (so it is replaced before the next statement).
+type Job = Box<dyn for<'c> FnOnce(Result<&'c mut AnyConnection, &'c str>) -> BoxFuture<'c, bool> + Send>;
 
 /// Statements run before the turn is given up for others (transactions)
 /// even while more keep coming.
 const BATCH: usize = 64;
+/// Statements waiting at most; a caller past that waits to send (the HTTP
+/// layer's in-flight limit keeps it far from here).
+const QUEUE: usize = 4096;
 
 #[derive(Clone)]
 pub(super) struct LoneWriter {
-    jobs: mpsc::UnboundedSender<Job>,
+    jobs: mpsc::Sender<Job>,
 }
 
 impl LoneWriter {
     /// Starts the thread; it ends when the last `LoneWriter` is dropped.
     pub(super) fn start(turn: Turn) -> std::io::Result<LoneWriter> {
-        let (jobs, queue) = mpsc::unbounded_channel::<Job>();
+        let (jobs, queue) = mpsc::channel::<Job>(QUEUE);
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         std::thread::Builder::new()
             .name("kandev-sqlite-writer".into())
@@ -53,11 +57,14 @@ impl LoneWriter {
                     Ok(conn) => work(conn).await,
                     Err(why) => Err(StoreError::Unavailable(why.to_string())),
                 };
+                let lost = result.as_ref().is_err_and(connection_lost);
                 let _ = answer.send(result);
+                lost
             })
         });
         self.jobs
             .send(job)
+            .await
             .map_err(|_| StoreError::Unavailable("the writer has stopped".into()))?;
         answered
             .await
@@ -65,7 +72,7 @@ impl LoneWriter {
     }
 }
 
-async fn drain(turn: Turn, mut queue: mpsc::UnboundedReceiver<Job>) {
+async fn drain(turn: Turn, mut queue: mpsc::Receiver<Job>) {
     while let Some(first) = queue.recv().await {
         let mut slot = match turn.take().await {
             Ok(slot) => slot,
@@ -75,18 +82,30 @@ async fn drain(turn: Turn, mut queue: mpsc::UnboundedReceiver<Job>) {
                 continue;
             }
         };
-        run(first, &mut slot).await;
+        let mut healthy = run(first, &mut slot).await;
         for _ in 1..BATCH {
+            if !healthy {
+                break;
+            }
             let Ok(job) = queue.try_recv() else { break };
-            run(job, &mut slot).await;
+            healthy = run(job, &mut slot).await;
         }
     }
 }
 
-/// A job that panics loses its answer (its caller sees the writer stop
-/// answering), never the thread every other write needs.
-async fn run(job: Job, conn: &mut AnyConnection) {
-    if AssertUnwindSafe(job(Ok(conn))).catch_unwind().await.is_err() {
-        tracing::error!("a write statement panicked; the writer goes on");
+/// Runs one job; `false` when its connection must be replaced first. A job
+/// that panics loses its answer (its caller sees the writer stop answering),
+/// never the thread every other write needs.
+async fn run(job: Job, slot: &mut Slot) -> bool {
+    match AssertUnwindSafe(job(Ok(&mut **slot))).catch_unwind().await {
+        Ok(false) => true,
+        Ok(true) => {
+            slot.mark_broken();
+            false
+        }
+        Err(_) => {
+            tracing::error!("a write statement panicked; the writer goes on");
+            true
+        }
     }
 }

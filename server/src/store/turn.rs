@@ -11,7 +11,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
-use super::{CHECK_IDLE_AFTER, StoreResult};
+use super::{CHECK_IDLE_AFTER, StoreError, StoreResult};
 
 /// The turn's connection, whether a transaction is open on it (one
 /// dropped without a commit, not yet rolled back), and whether it failed in a
@@ -98,6 +98,12 @@ impl Slot {
         }
     }
 
+    /// The connection failed as a connection (not a statement): the next
+    /// take replaces it.
+    pub(super) fn mark_broken(&mut self) {
+        self.broken = true;
+    }
+
     fn conn(&mut self) -> &mut AnyConnection {
         // `Turn::take` filled it, and only `settle` empties it.
         self.conn.as_deref_mut().expect("the write turn holds a connection")
@@ -132,6 +138,15 @@ impl std::ops::DerefMut for Slot {
     fn deref_mut(&mut self) -> &mut AnyConnection {
         self.conn()
     }
+}
+
+/// Whether an error means the connection itself is gone (its I/O, its
+/// worker thread, its protocol), rather than that a statement was refused.
+pub(super) fn connection_lost(error: &StoreError) -> bool {
+    matches!(
+        error,
+        StoreError::Db(sqlx::Error::Io(_) | sqlx::Error::WorkerCrashed | sqlx::Error::Protocol(_))
+    )
 }
 
 /// A write transaction: on SQLite the turn's connection, held until it
@@ -240,5 +255,20 @@ impl std::ops::DerefMut for WriteConn {
             Held::Turn(slot) => slot,
             Held::Pooled(conn) => conn,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lost_connection_is_told_from_a_refused_statement() {
+        assert!(connection_lost(&StoreError::Db(sqlx::Error::WorkerCrashed)));
+        let io = std::io::Error::new(std::io::ErrorKind::BrokenPipe, "gone");
+        assert!(connection_lost(&StoreError::Db(sqlx::Error::Io(io))));
+        assert!(!connection_lost(&StoreError::Db(sqlx::Error::RowNotFound)));
+        assert!(!connection_lost(&StoreError::Conflict("row".into())));
+        assert!(!connection_lost(&StoreError::NotFound));
     }
 }
