@@ -138,16 +138,12 @@ impl AutomationService {
             trigger_data: req.data,
             dedup_key: req.dedup_key.clone(),
         };
-        let event = self.outbox.event(
-            AUTOMATION_TRIGGERED,
-            SOURCE_AUTOMATION,
-            Payload::AutomationTriggered(triggered.clone()),
-        );
-        // The run in this firing's own transaction; the event is the path
-        // for what that cannot write (and for replicas without it).
+        // The run in this firing's own transaction (its id stands in for the
+        // event it needs no more); the event is the path for what that cannot
+        // write, and for a service wired without an orchestrator.
         if let Some(orchestrator) = self.orchestrator() {
             match orchestrator
-                .create_with_firing(&automation, &triggered, &event.id, now)
+                .create_with_firing(&automation, &triggered, &crate::store::new_id(), now)
                 .await
             {
                 Inline::Created => {
@@ -164,6 +160,11 @@ impl AutomationService {
                 Inline::HandOff => {}
             }
         }
+        let event = self.outbox.event(
+            AUTOMATION_TRIGGERED,
+            SOURCE_AUTOMATION,
+            Payload::AutomationTriggered(triggered.clone()),
+        );
         // The anchors move with the event, in one transaction: a crash after
         // the commit loses nothing (the relay sends it), one before it lets
         // the source event come again.

@@ -66,9 +66,11 @@ impl Outbox {
     /// it. One statement needs no transaction around it: it lands whole or not at all.
     pub async fn publish(&self, subject: &str, source: &str, data: Payload) -> StoreResult<()> {
         let event = self.event(subject, source, data);
-        let written = event.clone();
-        self.store
-            .write_one(move |conn| Box::pin(async move { crate::store::outbox::enqueue(conn, &written).await }))
+        let event = self
+            .store
+            .write_one(move |conn| {
+                Box::pin(async move { crate::store::outbox::enqueue(conn, &event).await.map(|()| event) })
+            })
             .await?;
         self.committed(&event).await;
         Ok(())
