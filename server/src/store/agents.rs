@@ -238,21 +238,28 @@ impl Store {
         Ok(())
     }
 
+    /// Appends one transcript message (agents stream many: a lone write).
     pub async fn add_message(&self, session_id: &str, m: &TranscriptMessage) -> StoreResult<()> {
-        sqlx::query(
-            "INSERT INTO session_messages (id, session_id, seq, role, kind, content, tool, created_at) \
-             SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5, $6, $7 FROM session_messages WHERE session_id = $2",
-        )
-        .bind(new_id())
-        .bind(session_id)
-        .bind(&m.role)
-        .bind(&m.kind)
-        .bind(&m.content)
-        .bind(m.tool.as_ref().map(Value::to_string))
-        .bind(time_to_text(m.created_at))
-        .execute(&mut *self.writer().await?)
-        .await?;
-        Ok(())
+        let (session_id, m) = (session_id.to_string(), m.clone());
+        self.write_one(move |conn| {
+            Box::pin(async move {
+                sqlx::query(
+                    "INSERT INTO session_messages (id, session_id, seq, role, kind, content, tool, created_at) \
+                     SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5, $6, $7 FROM session_messages WHERE session_id = $2",
+                )
+                .bind(new_id())
+                .bind(session_id)
+                .bind(m.role)
+                .bind(m.kind)
+                .bind(m.content)
+                .bind(m.tool.as_ref().map(Value::to_string))
+                .bind(time_to_text(m.created_at))
+                .execute(conn)
+                .await?;
+                Ok(())
+            })
+        })
+        .await
     }
 
     pub async fn list_messages(&self, session_id: &str) -> StoreResult<Vec<TranscriptMessage>> {
