@@ -16,7 +16,7 @@ use super::AutomationService;
 use super::evaluations::{EventNote, TriggerNote};
 use crate::error::{ServiceError, ServiceResult};
 use crate::orchestrator::Inline;
-use crate::store::automations::{mark_evaluated_on, mark_triggered_on};
+use crate::store::automations::mark_fired_on;
 use crate::store::{NewRun, StoreError};
 
 /// One firing handed to the engine.
@@ -170,10 +170,7 @@ impl AutomationService {
         // the source event come again.
         let written: crate::store::StoreResult<()> = async {
             let mut tx = self.store.write_tx().await?;
-            if !req.trigger_id.is_empty() {
-                mark_evaluated_on(&mut tx, &req.trigger_id, now).await?;
-            }
-            mark_triggered_on(&mut tx, &automation.id, now).await?;
+            mark_fired_on(&mut tx, &req.trigger_id, &automation.id, now).await?;
             self.outbox.write(&mut tx, &event).await?;
             tx.commit().await?;
             Ok(())

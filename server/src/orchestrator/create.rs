@@ -24,7 +24,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Orchestrator, RunStart};
 use crate::coord::lease;
-use crate::store::automations::{mark_evaluated_on, mark_triggered_on};
+use crate::store::automations::mark_fired_on;
 use crate::store::runs::insert_run_on;
 use crate::store::tasks::insert_task_on;
 use crate::store::{NewRun, NewTask, StoreError, StoreResult};
@@ -93,7 +93,7 @@ impl Orchestrator {
                 .await;
             return;
         };
-        let task = match self.write_run(&ev, event_id, &prepared.task, now, None).await {
+        let task = match self.write_run(&ev, event_id, &prepared.task, now, false).await {
             Written::Run(task) => *task,
             Written::AlreadyAnswered => return,
             Written::TaskFailed(error) => {
@@ -129,7 +129,7 @@ impl Orchestrator {
         let Some(prepared) = self.prepare(automation, ev, now).await else {
             return Inline::HandOff;
         };
-        let task = match self.write_run(ev, event_id, &prepared.task, now, Some(now)).await {
+        let task = match self.write_run(ev, event_id, &prepared.task, now, true).await {
             Written::Run(task) => *task,
             Written::AlreadyAnswered => return Inline::AlreadyFired,
             Written::TaskFailed(error) | Written::RunRowFailed(error) => {
@@ -294,7 +294,7 @@ impl Orchestrator {
     /// is what consumes it) and the lease of its agent turn, in one
     /// transaction: when the unique key or event id refuses the row (the
     /// firing already has its run), or the row cannot be written, the task is
-    /// rolled back with it. `fired` writes the firing's anchors too (the
+    /// rolled back with it. `with_anchors` writes the firing's anchors too (the
     /// trigger's last evaluation, the automation's last firing).
     async fn write_run(
         &self,
@@ -302,7 +302,7 @@ impl Orchestrator {
         event_id: &str,
         new_task: &NewTask,
         now: chrono::DateTime<chrono::Utc>,
-        fired: Option<chrono::DateTime<chrono::Utc>>,
+        with_anchors: bool,
     ) -> Written {
         let mut tx = match self.store.write_tx().await {
             Ok(tx) => tx,
@@ -332,11 +332,8 @@ impl Orchestrator {
             Err(e) => return Written::RunRowFailed(e),
         };
         let committed: StoreResult<()> = async {
-            if let Some(at) = fired {
-                if !ev.trigger_id.is_empty() {
-                    mark_evaluated_on(&mut tx, &ev.trigger_id, at).await?;
-                }
-                mark_triggered_on(&mut tx, &ev.automation_id, at).await?;
+            if with_anchors {
+                mark_fired_on(&mut tx, &ev.trigger_id, &ev.automation_id, now).await?;
             }
             self.leases.hold_in(&mut tx, &lease::run(&task.id)).await?;
             tx.commit().await?;

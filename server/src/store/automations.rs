@@ -503,12 +503,17 @@ pub async fn mark_evaluated_on(
     Ok(())
 }
 
-/// Moves an automation's `last_triggered_at` on `conn` (only when a firing is published).
-pub async fn mark_triggered_on(
+/// A firing's anchors on `conn`: its trigger's `last_evaluated_at` (manual
+/// runs have no trigger) and its automation's `last_triggered_at`.
+pub async fn mark_fired_on(
     conn: &mut sqlx::AnyConnection,
+    trigger_id: &str,
     automation_id: &str,
     now: DateTime<Utc>,
 ) -> StoreResult<()> {
+    if !trigger_id.is_empty() {
+        mark_evaluated_on(conn, trigger_id, now).await?;
+    }
     sqlx::query("UPDATE automations SET last_triggered_at = $2 WHERE id = $1")
         .bind(automation_id)
         .bind(time_to_text(now))
