@@ -2,10 +2,10 @@
 //! touch, mobile user agent). Helpers wait on conditions and act like a
 //! person: scroll into view, then click or type.
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -17,7 +17,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::Mutex;
 
 use crate::artifacts;
-use crate::wait::eventually;
+use crate::wait::{announced, eventually};
 
 const WAIT: Duration = Duration::from_secs(15);
 const MOBILE_UA: &str = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Mobile Safari/537.36";
@@ -125,15 +125,23 @@ fn capabilities(device: Device, profile: &std::path::Path) -> anyhow::Result<Chr
 
 impl Browser {
     pub async fn start(device: Device) -> anyhow::Result<Browser> {
-        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        static STARTED: AtomicUsize = AtomicUsize::new(0);
+        let n = STARTED.fetch_add(1, Ordering::Relaxed);
+        let out = std::env::temp_dir().join(format!("kandev-e2e-chromedriver-{}-{n}.log", std::process::id()));
         let driver_bin = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
-        let child = Command::new(&driver_bin)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
+        let mut child = Command::new(&driver_bin)
+            .arg("--port=0")
+            .stdout(std::fs::File::create(&out)?)
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
             .with_context(|| format!("starting {driver_bin} (install chromium-driver)"))?;
+        let line = announced(&mut child, &out, "ChromeDriver was started successfully on port ").await;
+        let _ = std::fs::remove_file(&out);
+        let port: u16 = line?
+            .trim_end_matches('.')
+            .parse()
+            .context("chromedriver announced no port")?;
         let url = format!("http://127.0.0.1:{port}");
         let http = reqwest::Client::new();
         let status = format!("{url}/status");

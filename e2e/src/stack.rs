@@ -1,7 +1,6 @@
 //! The system under test: `kandev github-sim` and `kandev serve` (temporary
 //! SQLite file, the mock agent, fast pollers) as child processes on loopback.
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
@@ -10,7 +9,7 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
-use crate::wait::eventually;
+use crate::wait::{announced, eventually};
 
 const WEBHOOK_SECRET: &str = "e2e-webhook-secret";
 /// The harness's own credential for fixtures; the browser signs in as a person.
@@ -45,10 +44,6 @@ pub fn kandev_bin() -> PathBuf {
     target.join("debug").join("kandev")
 }
 
-fn free_port() -> anyhow::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
 impl Stack {
     pub async fn start(name: &str) -> anyhow::Result<Stack> {
         let bin = kandev_bin();
@@ -67,22 +62,23 @@ impl Stack {
         std::fs::create_dir_all(&dir)?;
         let log = dir.join("server.log");
 
-        let sim_port = free_port()?;
-        let sim = format!("http://127.0.0.1:{sim_port}");
-        let simulator = Command::new(&bin)
-            .args(["github-sim", "--listen", &format!("127.0.0.1:{sim_port}")])
-            .stdout(Stdio::null())
+        let sim_log = dir.join("simulator.log");
+        let sim_out = std::fs::File::create(&sim_log)?;
+        let mut simulator = Command::new(&bin)
+            .args(["github-sim", "--listen", "127.0.0.1:0"])
+            .stdout(sim_out)
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
             .context("starting the GitHub simulator")?;
+        let sim = announced(&mut simulator, &sim_log, "github simulator listening on ")
+            .await
+            .context("the GitHub simulator did not start")?;
 
-        let port = free_port()?;
-        let base = format!("http://127.0.0.1:{port}");
         let out = std::fs::File::create(&log)?;
-        let server = Command::new(&bin)
+        let mut server = Command::new(&bin)
             .arg("serve")
-            .env("KANDEV_LISTEN", format!("127.0.0.1:{port}"))
+            .env("KANDEV_LISTEN", "127.0.0.1:0")
             .env("KANDEV_DATABASE_URL", format!("sqlite://{}/kandev.db", dir.display()))
             .env("KANDEV_DATA_DIR", dir.join("data"))
             .env("KANDEV_WEB_DIR", &web)
@@ -104,6 +100,11 @@ impl Stack {
             .kill_on_drop(true)
             .spawn()
             .context("starting kandev serve")?;
+        let login = announced(&mut server, &log, "Kandev is ready. Sign in at ")
+            .await
+            .context("kandev did not start")?;
+        // The sign-in page may carry the first admin's name as a query.
+        let base = login.split("/login").next().unwrap_or_default().to_string();
 
         let stack = Stack {
             base,

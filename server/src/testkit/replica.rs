@@ -3,7 +3,6 @@
 //! SIGKILL and restartable, plus a client that drives them through the HTTP
 //! API like a load balancer would. Nothing in the product uses it.
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -28,12 +27,9 @@ pub struct Replica {
     child: Option<Child>,
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
+/// What `kandev serve` prints once it listens; the rest of the line is its
+/// sign-in page, whose port is the one the kernel picked for port 0.
+const READY: &str = "Kandev is ready. Sign in at http://127.0.0.1:";
 
 /// Polls `check` every 50 ms; panics with `what` after `timeout`.
 async fn wait_until<F, Fut>(what: &str, timeout: Duration, mut check: F)
@@ -57,15 +53,13 @@ impl Replica {
         dir: &std::path::Path,
         shared: &[(String, String)],
     ) -> Replica {
-        let port = free_port();
         let mut env: Vec<(String, String)> = shared.to_vec();
-        env.push(("KANDEV_LISTEN".into(), format!("127.0.0.1:{port}")));
         env.push(("KANDEV_DATA_DIR".into(), dir.join(name).display().to_string()));
         env.push(("KANDEV_REPLICA_ID".into(), name.into()));
         let mut r = Replica {
             name: name.into(),
-            base: format!("http://127.0.0.1:{port}"),
-            port,
+            base: String::new(),
+            port: 0,
             env,
             bin: bin.to_path_buf(),
             log: dir.join(format!("{name}.log")),
@@ -75,29 +69,76 @@ impl Replica {
         r
     }
 
+    /// Starts the process. The first start listens on port 0, so no other
+    /// process can take the port between choosing and binding it; restarts
+    /// keep that port (the load balancer's address), retrying while the
+    /// kernel still holds it or a client's outgoing connection took it.
     async fn launch(&mut self) {
-        let out = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.log)
-            .expect("log file");
-        let child = Command::new(&self.bin)
-            .arg("serve")
-            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .env("RUST_LOG", "info")
-            .env("NO_COLOR", "1")
-            .stdout(out.try_clone().expect("log"))
-            .stderr(out)
-            .kill_on_drop(true)
-            .spawn()
-            .expect("kandev serve");
-        self.child = Some(child);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            match self.spawn_and_read_port().await {
+                Ok(port) => {
+                    self.port = port;
+                    self.base = format!("http://127.0.0.1:{port}");
+                    break;
+                }
+                Err(why) if self.port != 0 && tokio::time::Instant::now() < deadline => {
+                    eprintln!("replica {} restarting on port {}: {why}", self.name, self.port);
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+                Err(why) => panic!("replica {} did not start: {why}\n{}", self.name, self.log_tail()),
+            }
+        }
         let health = format!("{}/healthz", self.base);
         let what = format!("replica {} on port {} to serve", self.name, self.port);
         wait_until(&what, Duration::from_secs(60), || async {
             reqwest::get(&health).await.is_ok_and(|r| r.status().is_success())
         })
         .await;
+    }
+
+    /// Spawns `kandev serve` and reads the port it announces in its log.
+    async fn spawn_and_read_port(&mut self) -> Result<u16, String> {
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .map_err(|e| format!("log file: {e}"))?;
+        // The log is appended to across restarts: only this start's lines count.
+        let from = out.metadata().map(|m| m.len() as usize).unwrap_or(0);
+        let stderr = out.try_clone().map_err(|e| format!("log file: {e}"))?;
+        let mut child = Command::new(&self.bin)
+            .arg("serve")
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .env("KANDEV_LISTEN", format!("127.0.0.1:{}", self.port))
+            .env("RUST_LOG", "info")
+            .env("NO_COLOR", "1")
+            .stdout(out)
+            .stderr(stderr)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("kandev serve: {e}"))?;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let exited = child.try_wait().ok().flatten();
+            let text = std::fs::read(&self.log).unwrap_or_default();
+            let text = String::from_utf8_lossy(text.get(from..).unwrap_or_default());
+            let port = text
+                .lines()
+                .find_map(|l| l.strip_prefix(READY))
+                .and_then(|rest| rest.split('/').next()?.parse::<u16>().ok());
+            if let Some(port) = port {
+                self.child = Some(child);
+                return Ok(port);
+            }
+            if let Some(status) = exited {
+                return Err(format!("exited ({status})"));
+            }
+            if tokio::time::Instant::now() > deadline {
+                return Err("it announced no port within 60 s".into());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// SIGKILL: no shutdown, no lease released, whatever it was doing cut short.

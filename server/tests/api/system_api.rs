@@ -107,24 +107,35 @@ async fn kandev_serve_from_any_directory_serves_the_built_in_app() {
     // No server in this process installs the TLS provider the client expects.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = tempfile::tempdir().expect("dir");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("port")
-        .port();
-    let _server = tokio::process::Command::new(env!("CARGO_BIN_EXE_kandev"))
+    // Port 0 and the announced address: a port picked and released first
+    // could be taken by another test's connection before kandev binds it.
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_kandev"))
         .arg("serve")
         .current_dir(dir.path())
         .env_remove("KANDEV_WEB_DIR")
-        .env("KANDEV_LISTEN", format!("127.0.0.1:{port}"))
+        .env("KANDEV_LISTEN", "127.0.0.1:0")
         .env("KANDEV_DATABASE_URL", format!("sqlite://{}/k.db", dir.path().display()))
         .env("KANDEV_DATA_DIR", dir.path().join("data"))
         .env("KANDEV_ADMIN_TOKEN", "embedded-app-admin-token")
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
         .spawn()
         .expect("kandev serve");
-    let base = format!("http://127.0.0.1:{port}");
+    let stdout = server.stdout.take().expect("stdout");
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+    let base = loop {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(60), lines.next_line())
+            .await
+            .expect("kandev serve to announce itself")
+            .expect("stdout")
+            .expect("kandev serve exited before it was ready");
+        if let Some(rest) = line.strip_prefix("Kandev is ready. Sign in at ") {
+            break rest.split("/login").next().unwrap_or_default().to_string();
+        }
+    };
+    // Keep reading so a full pipe never blocks the server.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     let http = crate::support::bearer_client("embedded-app-admin-token");
     crate::support::eventually("kandev serve to answer", std::time::Duration::from_secs(60), || async {
         http.get(format!("{base}/healthz"))
