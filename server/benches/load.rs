@@ -84,6 +84,11 @@ fn client() -> reqwest::Client {
         reqwest::header::AUTHORIZATION,
         reqwest::header::HeaderValue::from_str(&format!("Bearer {ADMIN_TOKEN}")).expect("header"),
     );
+    // As every browser does; the driver reads the bytes without unpacking them.
+    headers.insert(
+        reqwest::header::ACCEPT_ENCODING,
+        reqwest::header::HeaderValue::from_static("gzip, deflate, br"),
+    );
     reqwest::Client::builder()
         .default_headers(headers)
         .pool_max_idle_per_host(CLIENTS)

@@ -10,6 +10,10 @@
 //! new enough for never wait. A rebuild is stamped with the highest version
 //! any reader had admitted with when it began, so under a stream of writes
 //! one rebuild answers every reader queued behind it.
+//!
+//! A body's gzip form is made once, by its first reader that accepts gzip,
+//! and kept beside it: browsers always ask for gzip, and compressing the
+//! same board for every reader and every live tick cost more than the read.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -17,6 +21,7 @@ use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
+use tokio::sync::OnceCell;
 
 /// Bounds memory: past this many boards the cache starts over.
 const MAX_ENTRIES: usize = 1024;
@@ -32,11 +37,56 @@ struct Key {
     runs: bool,
 }
 
+/// Past this size a body is compressed off the runtime's threads.
+const COMPRESS_INLINE_BYTES: usize = 64 << 10;
+
 /// A body and the board version its reader saw before reading it.
 struct Entry {
     version: i64,
-    body: Bytes,
+    body: Body,
     _held: Held,
+}
+
+/// A board's JSON and, once a reader asked for it, its gzip form.
+#[derive(Clone, Debug)]
+pub struct Body {
+    pub plain: Bytes,
+    gzip: Arc<OnceCell<Bytes>>,
+}
+
+impl Body {
+    fn new(plain: Bytes) -> Body {
+        Body {
+            plain,
+            gzip: Arc::default(),
+        }
+    }
+
+    /// The body gzip-compressed: made by the first caller, shared by the rest
+    /// (its budget share is the plain body's; the gzip form is smaller).
+    pub async fn gzip(&self) -> Bytes {
+        let plain = self.plain.clone();
+        self.gzip
+            .get_or_init(|| async move {
+                if plain.len() <= COMPRESS_INLINE_BYTES {
+                    return gzip(&plain);
+                }
+                let big = plain.clone();
+                tokio::task::spawn_blocking(move || gzip(&big))
+                    .await
+                    .unwrap_or_else(|_| gzip(&plain))
+            })
+            .await
+            .clone()
+    }
+}
+
+fn gzip(plain: &[u8]) -> Bytes {
+    use std::io::Write;
+    let mut out = flate2::write::GzEncoder::new(Vec::with_capacity(plain.len() / 4), flate2::Compression::default());
+    // Writing to a Vec cannot fail.
+    let _ = out.write_all(plain);
+    Bytes::from(out.finish().unwrap_or_default())
 }
 
 /// A body's share of the budget, given back when its entry goes (replaced,
@@ -65,7 +115,7 @@ struct Slot {
 }
 
 impl Slot {
-    fn hit(&self, version: i64) -> Option<Bytes> {
+    fn hit(&self, version: i64) -> Option<Body> {
         let latest = self.latest.lock().unwrap_or_else(|p| p.into_inner());
         latest.as_ref().filter(|e| e.version >= version).map(|e| e.body.clone())
     }
@@ -102,7 +152,7 @@ impl BoardCache {
         runs: bool,
         version: i64,
         build: F,
-    ) -> Result<(Bytes, Read), E>
+    ) -> Result<(Body, Read), E>
     where
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<Bytes, E>>,
@@ -124,10 +174,10 @@ impl BoardCache {
         // build reads: its body is at least that new, so it answers all
         // those readers, not only this one.
         let at = slot.seen.load(Ordering::Acquire).max(version);
-        let body = build().await?;
+        let body = Body::new(build().await?);
         let mut latest = slot.latest.lock().unwrap_or_else(|p| p.into_inner());
         *latest = None;
-        *latest = self.hold(body.len()).map(|held| Entry {
+        *latest = self.hold(body.plain.len()).map(|held| Entry {
             version: at,
             body: body.clone(),
             _held: held,
@@ -174,10 +224,11 @@ mod tests {
     use super::*;
 
     async fn read(cache: &BoardCache, version: i64, body: &'static str) -> (Bytes, Read) {
-        cache
+        let (body, how) = cache
             .read::<(), _, _>("w", false, false, version, || async move { Ok(Bytes::from(body)) })
             .await
-            .expect("read")
+            .expect("read");
+        (body.plain, how)
     }
 
     #[tokio::test]
@@ -199,7 +250,7 @@ mod tests {
             .read::<(), _, _>("w", true, false, 1, || async { Ok(Bytes::from("archived")) })
             .await
             .expect("read");
-        assert_eq!((body, how), (Bytes::from("archived"), Read::Miss));
+        assert_eq!((body.plain, how), (Bytes::from("archived"), Read::Miss));
         cache.forget("w");
         assert_eq!(read(&cache, 1, "again").await, (Bytes::from("again"), Read::Miss));
     }
@@ -220,7 +271,11 @@ mod tests {
                 .read::<(), _, _>(&format!("w{i}"), false, false, 1, || async move { Ok(body) })
                 .await
                 .expect("read");
-            assert_eq!(served.len(), MAX_BODY_BYTES, "a body past the budget is still served");
+            assert_eq!(
+                served.plain.len(),
+                MAX_BODY_BYTES,
+                "a body past the budget is still served"
+            );
         }
         assert_eq!(cache.held_bytes(), BUDGET_BYTES);
     }
@@ -231,7 +286,7 @@ mod tests {
         let failed = cache
             .read("w", false, false, 1, || async { Err::<Bytes, _>("database down") })
             .await;
-        assert_eq!(failed, Err("database down"));
+        assert_eq!(failed.err(), Some("database down"));
         assert_eq!(read(&cache, 1, "built").await.1, Read::Miss);
     }
 
@@ -249,6 +304,7 @@ mod tests {
                     Ok(Bytes::from(format!("v{version}")))
                 })
                 .await
+                .map(|(body, how)| (body.plain, how))
                 .expect("read")
         })
     }
@@ -294,7 +350,7 @@ mod tests {
         let _ = go.send(());
         assert_eq!(first.await.expect("join").0, Bytes::from("v6"));
         for r in later {
-            assert_eq!(r.await.expect("join").0, Bytes::from("after"));
+            assert_eq!(r.await.expect("join").0.plain, Bytes::from("after"));
         }
         assert_eq!(
             builds.load(std::sync::atomic::Ordering::SeqCst),
@@ -321,8 +377,36 @@ mod tests {
             }));
         }
         for r in readers {
-            assert_eq!(r.await.expect("join").expect("read").0, Bytes::from("seven"));
+            assert_eq!(r.await.expect("join").expect("read").0.plain, Bytes::from("seven"));
         }
         assert_eq!(builds.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_bodys_gzip_form_is_made_once_and_a_new_version_gets_its_own() {
+        use std::io::Read as _;
+        let cache = BoardCache::default();
+        let json = Bytes::from(format!("[{}]", vec!["{\"title\":\"a task\"}"; 200].join(",")));
+        let board = |v: i64| {
+            let json = json.clone();
+            let cache = &cache;
+            async move {
+                cache
+                    .read::<(), _, _>("w", false, false, v, || async move { Ok(json) })
+                    .await
+                    .expect("read")
+                    .0
+            }
+        };
+        let (first, second) = (board(1).await.gzip().await, board(1).await.gzip().await);
+        assert_eq!(first.as_ptr(), second.as_ptr(), "the second reader takes the kept form");
+        assert!(first.len() < json.len() / 4, "{} of {}", first.len(), json.len());
+        let mut unzipped = Vec::new();
+        flate2::read::GzDecoder::new(&first[..])
+            .read_to_end(&mut unzipped)
+            .expect("gzip");
+        assert_eq!(unzipped, json);
+        let newer = board(2).await.gzip().await;
+        assert_ne!(newer.as_ptr(), first.as_ptr(), "a rebuilt body is compressed afresh");
     }
 }

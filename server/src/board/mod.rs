@@ -5,6 +5,7 @@
 mod cache;
 mod review;
 
+pub use cache::Body;
 pub use review::{MergeStarter, PrLinker};
 
 use std::sync::{Arc, RwLock};
@@ -161,7 +162,7 @@ impl BoardService {
         version: i64,
         include_archived: bool,
         include_runs: bool,
-    ) -> ServiceResult<bytes::Bytes> {
+    ) -> ServiceResult<cache::Body> {
         let (body, how) = self
             .cache
             .read(workspace_id, include_archived, include_runs, version, || async {

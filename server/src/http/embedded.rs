@@ -74,7 +74,7 @@ fn content_hashed(path: &str) -> bool {
 }
 
 /// The encodings a client accepts, by name (`q=0` refuses one).
-fn accepts(headers: &HeaderMap, encoding: &str) -> bool {
+pub(crate) fn accepts(headers: &HeaderMap, encoding: &str) -> bool {
     headers
         .get(header::ACCEPT_ENCODING)
         .and_then(|v| v.to_str().ok())

@@ -62,8 +62,10 @@ pub async fn create(
 pub async fn list(
     State(s): State<AppState>,
     place: InWorkspace,
+    headers: axum::http::HeaderMap,
     ApiQuery(p): ApiQuery<ListParams>,
 ) -> HttpResult<axum::response::Response> {
+    use axum::http::header;
     use axum::response::IntoResponse;
     let body = s
         .board
@@ -74,7 +76,16 @@ pub async fn list(
             p.include_runs,
         )
         .await?;
-    Ok(([(axum::http::header::CONTENT_TYPE, "application/json")], body).into_response())
+    // The kept gzip form; the compression layer leaves an encoded body alone.
+    if super::embedded::accepts(&headers, "gzip") {
+        let headers = [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CONTENT_ENCODING, "gzip"),
+            (header::VARY, "accept-encoding"),
+        ];
+        return Ok((headers, body.gzip().await).into_response());
+    }
+    Ok(([(header::CONTENT_TYPE, "application/json")], body.plain).into_response())
 }
 
 #[utoipa::path(get, path = "/api/v1/tasks/{id}", params(("id" = String, Path)), responses((status = 200, body = Task)))]

@@ -84,6 +84,63 @@ async fn the_board_is_cached_until_any_writer_changes_a_task(db: Db) {
 }
 on_both_databases!(the_board_is_cached_until_any_writer_changes_a_task);
 
+/// The board as a browser reads it: the raw response with `accept`.
+async fn gzip_board(app: &TestApp, ws: &str, accept: &str) -> reqwest::Response {
+    let r = app
+        .client
+        .get(format!("{}/api/v1/workspaces/{ws}/tasks", app.base))
+        .header(reqwest::header::ACCEPT_ENCODING, accept)
+        .send()
+        .await
+        .expect("board");
+    assert_eq!(r.status(), reqwest::StatusCode::OK);
+    r
+}
+
+fn gunzip(body: &[u8]) -> Value {
+    use std::io::Read;
+    let mut json = String::new();
+    flate2::read::GzDecoder::new(body)
+        .read_to_string(&mut json)
+        .expect("a gzip body");
+    serde_json::from_str(&json).expect("JSON")
+}
+
+/// Browsers ask for gzip: the board's kept gzip form answers them, encoded
+/// once per board version, and a change is in the next one they read.
+async fn a_browser_reads_the_board_gzipped_and_a_change_renews_it(db: Db) {
+    let app = spawn_app(db).await;
+    let ws = app.workspace("W").await;
+    let first = app.task(&ws, "First").await;
+    let mut bodies = vec![];
+    for _ in 0..2 {
+        let r = gzip_board(&app, &ws, "gzip, deflate, br, zstd").await;
+        assert_eq!(r.headers()["content-encoding"], "gzip");
+        assert_eq!(r.headers()["content-type"], "application/json");
+        assert!(
+            r.headers().get_all("vary").iter().any(|v| v == "accept-encoding"),
+            "{:?}",
+            r.headers()
+        );
+        bodies.push(r.bytes().await.expect("body"));
+    }
+    assert_eq!(bodies[0], bodies[1], "one gzip form per board version");
+    assert_eq!(titles(&gunzip(&bodies[0])), ["First"]);
+    // The plain body is the same board.
+    assert_eq!(board(&app, &ws, "").await, ["First"]);
+    let refused = gzip_board(&app, &ws, "gzip;q=0").await;
+    assert!(refused.headers().get("content-encoding").is_none());
+
+    let r = app
+        .patch(&format!("/api/v1/tasks/{first}"), json!({"title": "Renamed"}))
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::OK, "{}", r.body);
+    let renewed = gzip_board(&app, &ws, "gzip").await.bytes().await.expect("body");
+    assert_eq!(titles(&gunzip(&renewed)), ["Renamed"]);
+    app.stop().await;
+}
+on_both_databases!(a_browser_reads_the_board_gzipped_and_a_change_renews_it);
+
 /// PostgreSQL: two task writes in one workspace do not queue behind each
 /// other's lock on a shared counter row, and the board still sees both.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
