@@ -32,6 +32,7 @@ pub struct Metrics {
     runs_recovered: Family<Labels, Counter>,
     requests_shed: Family<Labels, Counter>,
     board_reads: Family<Labels, Counter>,
+    lone_writes_waiting: Gauge,
 }
 
 impl Default for Metrics {
@@ -108,9 +109,16 @@ impl Default for Metrics {
             "Board reads, by whether the cached body answered (hit) or was rebuilt (miss)",
             board_reads.clone(),
         );
+        let lone_writes_waiting = Gauge::default();
+        registry.register(
+            "store_lone_writes_waiting",
+            "SQLite write statements queued for the writer thread when scraped (0 on PostgreSQL)",
+            lone_writes_waiting.clone(),
+        );
         Metrics {
             registry: Arc::new(Mutex::new(registry)),
             board_reads,
+            lone_writes_waiting,
             requests_shed,
             outbox_published,
             outbox_waiting,
@@ -163,6 +171,12 @@ impl Metrics {
 
     pub fn outbox_published(&self) {
         self.outbox_published.inc();
+    }
+
+    /// SQLite's writer-thread queue, read when scraped.
+    pub fn lone_writes_waiting(&self, statements: usize) {
+        self.lone_writes_waiting
+            .set(i64::try_from(statements).unwrap_or(i64::MAX));
     }
 
     /// The outbox's backlog: events waiting and the oldest one's age.

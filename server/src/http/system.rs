@@ -33,6 +33,8 @@ pub async fn healthz(State(s): State<AppState>) -> impl IntoResponse {
 /// Prometheus metrics.
 #[utoipa::path(get, path = "/metrics", responses((status = 200, description = "Prometheus text format", content_type = "text/plain", body = String)))]
 pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
+    s.metrics
+        .lone_writes_waiting(s.store.lone_writes_waiting().unwrap_or(0));
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         s.metrics.render(),

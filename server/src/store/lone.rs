@@ -43,6 +43,12 @@ impl LoneWriter {
         Ok(LoneWriter { jobs })
     }
 
+    /// Statements sent and not yet taken by the thread (for `/metrics`: a
+    /// queue that stays long means the database cannot keep up).
+    pub(super) fn waiting(&self) -> usize {
+        self.jobs.max_capacity() - self.jobs.capacity()
+    }
+
     /// Runs `work` on the turn's connection and returns what it returns. The
     /// statement runs whole even if the caller stops waiting.
     pub(super) async fn run<R, F>(&self, work: F) -> StoreResult<R>

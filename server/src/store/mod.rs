@@ -329,6 +329,12 @@ impl Store {
         }
     }
 
+    /// Lone write statements queued for SQLite's writer thread; `None` on
+    /// PostgreSQL, whose lone writes queue in its pool instead.
+    pub fn lone_writes_waiting(&self) -> Option<usize> {
+        self.lone.as_ref().map(LoneWriter::waiting)
+    }
+
     /// A connection for reads (and statements that need no write turn).
     pub async fn read(&self) -> StoreResult<ReadConn> {
         match &self.readers {

@@ -107,3 +107,65 @@ async fn a_lone_write_that_panics_costs_only_its_own_answer(db: Db) {
     app.stop().await;
 }
 on_both_databases!(a_lone_write_that_panics_costs_only_its_own_answer);
+
+/// The writer thread's queue, as `/metrics` shows it.
+async fn lone_writes_waiting(app: &crate::support::TestApp) -> i64 {
+    let metrics = app.metrics().await;
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("kandev_store_lone_writes_waiting "))
+        .unwrap_or_else(|| panic!("no writer queue gauge in\n{metrics}"))
+        .trim()
+        .parse()
+        .expect("a number")
+}
+
+/// SQLite: statements queued behind a slow one show in `/metrics`, and the
+/// gauge falls back to 0 once the writer has caught up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statements_queued_for_the_writer_show_in_metrics() {
+    let app = spawn_app(Db::Sqlite).await;
+    let store = app.services().store.clone();
+    table(&store).await;
+    assert_eq!(lone_writes_waiting(&app).await, 0);
+    let (go, wait) = tokio::sync::oneshot::channel::<()>();
+    let slow = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            store
+                .write_one(move |_conn| -> futures::future::BoxFuture<'_, StoreResult<()>> {
+                    Box::pin(async move {
+                        let _ = wait.await;
+                        Ok(())
+                    })
+                })
+                .await
+        })
+    };
+    let queued: Vec<_> = (0..5)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move { insert(&store, format!("queued-{i}")).await })
+        })
+        .collect();
+    eventually(
+        "the five statements behind the slow one to show",
+        Duration::from_secs(5),
+        || async {
+            // Other work of the app may queue beside them.
+            lone_writes_waiting(&app).await >= 5
+        },
+    )
+    .await;
+    let _ = go.send(());
+    slow.await.expect("join").expect("slow write");
+    for q in queued {
+        q.await.expect("join").expect("queued write");
+    }
+    eventually("the queue to empty", Duration::from_secs(5), || async {
+        lone_writes_waiting(&app).await == 0
+    })
+    .await;
+    assert_eq!(rows(&store).await, 5);
+    app.stop().await;
+}
