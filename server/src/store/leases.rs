@@ -36,9 +36,13 @@ pub async fn acquire_in(
 impl Store {
     /// Takes or renews `name` for `owner` until `now + ttl`; `false` while
     /// another owner holds it.
+    /// A lone write: on SQLite it takes the write turn on the writer thread
+    /// rather than racing the turn for SQLite's lock in its busy handler's
+    /// coarse sleeps (under load: a late or refused lease, so a tick skipped).
     pub async fn acquire_lease(&self, name: &str, owner: &str, ttl: Duration, now: DateTime<Utc>) -> StoreResult<bool> {
-        let mut conn = self.read().await?;
-        acquire_in(&mut conn, name, owner, ttl, now).await
+        let (name, owner) = (name.to_string(), owner.to_string());
+        self.write_one(move |conn| Box::pin(async move { acquire_in(conn, &name, &owner, ttl, now).await }))
+            .await
     }
 
     /// Renews, one statement per [`IN_LIST_CHUNK`](super::IN_LIST_CHUNK) names, the leases among
@@ -73,21 +77,33 @@ impl Store {
     }
 
     pub async fn release_lease(&self, name: &str, owner: &str) -> StoreResult<()> {
-        sqlx::query("DELETE FROM leases WHERE name = $1 AND owner = $2")
-            .bind(name)
-            .bind(owner)
-            .execute(&mut *self.read().await?)
-            .await?;
-        Ok(())
+        let (name, owner) = (name.to_string(), owner.to_string());
+        self.write_one(move |conn| {
+            Box::pin(async move {
+                sqlx::query("DELETE FROM leases WHERE name = $1 AND owner = $2")
+                    .bind(name)
+                    .bind(owner)
+                    .execute(conn)
+                    .await?;
+                Ok(())
+            })
+        })
+        .await
     }
 
     /// Releases everything `owner` holds (a clean shutdown).
     pub async fn release_leases_of(&self, owner: &str) -> StoreResult<()> {
-        sqlx::query("DELETE FROM leases WHERE owner = $1")
-            .bind(owner)
-            .execute(&mut *self.read().await?)
-            .await?;
-        Ok(())
+        let owner = owner.to_string();
+        self.write_one(move |conn| {
+            Box::pin(async move {
+                sqlx::query("DELETE FROM leases WHERE owner = $1")
+                    .bind(owner)
+                    .execute(conn)
+                    .await?;
+                Ok(())
+            })
+        })
+        .await
     }
 
     /// Whether anyone holds `name` right now.

@@ -335,7 +335,8 @@ impl Store {
         self.lone.as_ref().map(LoneWriter::waiting)
     }
 
-    /// A connection for reads (and statements that need no write turn).
+    /// A connection for reads. Never write on it: on SQLite the write would
+    /// race the write turn for the database's lock.
     pub async fn read(&self) -> StoreResult<ReadConn> {
         match &self.readers {
             Some(readers) => readers.take().await,

@@ -60,12 +60,19 @@ impl Store {
             "UPDATE outbox SET published_at = $1 WHERE published_at IS NULL AND id IN ({})",
             super::placeholders(2, ids.len())
         );
-        let mut q = sqlx::query(AssertSqlSafe(sql)).bind(time_to_text(now));
-        for id in ids {
-            q = q.bind(id);
-        }
-        q.execute(&mut *self.read().await?).await?;
-        Ok(())
+        let ids = ids.to_vec();
+        // A lone write: through the write turn, as `publish` is.
+        self.write_one(move |conn| {
+            Box::pin(async move {
+                let mut q = sqlx::query(AssertSqlSafe(sql)).bind(time_to_text(now));
+                for id in ids {
+                    q = q.bind(id);
+                }
+                q.execute(conn).await?;
+                Ok(())
+            })
+        })
+        .await
     }
 
     /// Forgets events published before `events` and GitHub delivery ids
@@ -73,12 +80,12 @@ impl Store {
     pub async fn prune_delivered(&self, events: DateTime<Utc>, deliveries: DateTime<Utc>) -> StoreResult<u64> {
         let published = sqlx::query("DELETE FROM outbox WHERE published_at IS NOT NULL AND published_at < $1")
             .bind(time_to_text(events))
-            .execute(&mut *self.read().await?)
+            .execute(&mut *self.writer().await?)
             .await?
             .rows_affected();
         let received = sqlx::query("DELETE FROM github_deliveries WHERE received_at < $1")
             .bind(time_to_text(deliveries))
-            .execute(&mut *self.read().await?)
+            .execute(&mut *self.writer().await?)
             .await?
             .rows_affected();
         Ok(published + received)

@@ -120,6 +120,28 @@ async fn lone_writes_waiting(app: &crate::support::TestApp) -> i64 {
         .expect("a number")
 }
 
+/// Holds SQLite's writer thread with a statement that waits for the sender.
+fn hold_the_writer(
+    store: &Store,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<StoreResult<()>>,
+) {
+    let (go, wait) = tokio::sync::oneshot::channel::<()>();
+    let store = store.clone();
+    let slow = tokio::spawn(async move {
+        store
+            .write_one(move |_conn| -> futures::future::BoxFuture<'_, StoreResult<()>> {
+                Box::pin(async move {
+                    let _ = wait.await;
+                    Ok(())
+                })
+            })
+            .await
+    });
+    (go, slow)
+}
+
 /// SQLite: statements queued behind a slow one show in `/metrics`, and the
 /// gauge falls back to 0 once the writer has caught up.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -128,20 +150,7 @@ async fn statements_queued_for_the_writer_show_in_metrics() {
     let store = app.services().store.clone();
     table(&store).await;
     assert_eq!(lone_writes_waiting(&app).await, 0);
-    let (go, wait) = tokio::sync::oneshot::channel::<()>();
-    let slow = {
-        let store = store.clone();
-        tokio::spawn(async move {
-            store
-                .write_one(move |_conn| -> futures::future::BoxFuture<'_, StoreResult<()>> {
-                    Box::pin(async move {
-                        let _ = wait.await;
-                        Ok(())
-                    })
-                })
-                .await
-        })
-    };
+    let (go, slow) = hold_the_writer(&store);
     let queued: Vec<_> = (0..5)
         .map(|i| {
             let store = store.clone();
@@ -167,5 +176,39 @@ async fn statements_queued_for_the_writer_show_in_metrics() {
     })
     .await;
     assert_eq!(rows(&store).await, 5);
+    app.stop().await;
+}
+
+/// SQLite: a lease is taken through the write turn like every other lone
+/// write, never beside it on a read connection, where it would race the turn
+/// for SQLite's lock in the busy handler's coarse sleeps.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_waits_for_the_write_turn_like_any_lone_write() {
+    let app = spawn_app(Db::Sqlite).await;
+    let store = app.services().store.clone();
+    let (go, slow) = hold_the_writer(&store);
+    eventually("the writer to be held", Duration::from_secs(5), || async {
+        lone_writes_waiting(&app).await == 0 && !slow.is_finished()
+    })
+    .await;
+    let taking = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            store
+                .acquire_lease(
+                    "lease-under-test",
+                    "me",
+                    chrono::Duration::seconds(9),
+                    chrono::Utc::now(),
+                )
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!taking.is_finished(), "the lease was written beside the write turn");
+    assert!(lone_writes_waiting(&app).await >= 1);
+    let _ = go.send(());
+    slow.await.expect("join").expect("slow write");
+    assert!(taking.await.expect("join").expect("lease"), "a free lease is won");
     app.stop().await;
 }
