@@ -13,7 +13,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use kandev_server::testkit::{ADMIN_TOKEN, Api, Replica, fresh_postgres_database, shared_env};
+use kandev_core::api::SESSION_COOKIE;
+use kandev_server::testkit::{Api, Replica, fresh_postgres_database, shared_env};
 use serde_json::json;
 use tokio::sync::Mutex;
 
@@ -78,12 +79,8 @@ impl Phase {
     }
 }
 
-fn client() -> reqwest::Client {
-    let mut headers = reqwest::header::HeaderMap::new();
-    headers.insert(
-        reqwest::header::AUTHORIZATION,
-        reqwest::header::HeaderValue::from_str(&format!("Bearer {ADMIN_TOKEN}")).expect("header"),
-    );
+/// A client that sends `credential` with every request.
+fn client(mut headers: reqwest::header::HeaderMap) -> reqwest::Client {
     // As every browser does; the driver reads the bytes without unpacking them.
     headers.insert(
         reqwest::header::ACCEPT_ENCODING,
@@ -99,12 +96,19 @@ fn client() -> reqwest::Client {
 
 /// `CLIENTS - subscribers` request loops for `seconds`; `pick(client, n)`
 /// chooses each request's kind and sends it.
-async fn drive<F, Fut>(label: &str, seconds: u64, subscribers: usize, base: &str, ws: &str, pick: F) -> Phase
+async fn drive<F, Fut>(
+    label: &str,
+    seconds: u64,
+    subscribers: usize,
+    base: &str,
+    ws: &str,
+    http: reqwest::Client,
+    pick: F,
+) -> Phase
 where
     F: Fn(reqwest::Client, usize, u64) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = (&'static str, bool)> + Send,
 {
-    let http = client();
     let stop = Arc::new(AtomicBool::new(false));
     let errors = Arc::new(AtomicU64::new(0));
     let events = Arc::new(AtomicU64::new(0));
@@ -192,6 +196,47 @@ where
     }
 }
 
+/// The mix's clients act as a browser does: a member of the workspace,
+/// signed in with its session cookie, sending the same-origin `Origin` its
+/// changes need. Returns those headers.
+async fn signed_in_member(api: &Api, base: &str, ws: &str) -> reqwest::header::HeaderMap {
+    let password = "load-password-1234";
+    let user = api
+        .post(base, "/api/v1/users", json!({"username": "load", "password": password}))
+        .await;
+    let id = user["id"].as_str().expect("user id");
+    let (status, body) = api
+        .call(
+            base,
+            reqwest::Method::PUT,
+            &format!("/api/v1/workspaces/{ws}/members/{id}"),
+            Some(json!({"role": "member"})),
+        )
+        .await;
+    assert!(status.is_success(), "member: {status} {body}");
+    let login = reqwest::Client::new()
+        .post(format!("{base}/api/v1/auth/login"))
+        .header(reqwest::header::ORIGIN, base)
+        .json(&json!({"username": "load", "password": password}))
+        .send()
+        .await
+        .expect("sign in");
+    assert!(login.status().is_success(), "sign in: {}", login.status());
+    let cookie = login
+        .headers()
+        .get_all(reqwest::header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with(&format!("{SESSION_COOKIE}=")))
+        .and_then(|v| v.split(';').next())
+        .expect("session cookie")
+        .to_string();
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(reqwest::header::COOKIE, cookie.parse().expect("cookie header"));
+    headers.insert(reqwest::header::ORIGIN, base.parse().expect("origin header"));
+    headers
+}
+
 async fn ok(r: Result<reqwest::Response, reqwest::Error>) -> bool {
     match r {
         Ok(r) => {
@@ -240,6 +285,7 @@ async fn run(backend: &str, database_url: &str, seconds: u64) -> (Phase, Phase) 
         0,
         &base,
         &ws,
+        client(reqwest::header::HeaderMap::new()),
         move |http, _, _| {
             let url = health.clone();
             async move { ("healthz", ok(http.get(&url).send().await).await) }
@@ -253,12 +299,14 @@ async fn run(backend: &str, database_url: &str, seconds: u64) -> (Phase, Phase) 
         format!("{base}/api/v1/workspaces/{ws}/automations"),
     );
     let task_urls: Vec<String> = tasks.iter().map(|t| format!("{base}/api/v1/tasks/{t}")).collect();
+    let browser = client(signed_in_member(&api, &base, &ws).await);
     let mix = drive(
         &format!("{backend}: mixed API"),
         seconds,
         SUBSCRIBERS,
         &base,
         &ws,
+        browser,
         move |http, c, n| {
             let (board, automations) = (board.clone(), automations.clone());
             let task = task_urls[(c + n as usize) % task_urls.len()].clone();

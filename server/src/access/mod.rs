@@ -11,13 +11,13 @@ pub use login::{SESSION_DAYS, password_check_slots};
 
 use std::sync::Arc;
 
-use kandev_core::access::{PublicOrigin, Role};
+use kandev_core::access::{PublicOrigin, Role, Scope};
 use kandev_core::api::{Actor, MyWorkspace};
 use subtle::ConstantTimeEq;
 
 use crate::clock::Clock;
 use crate::error::ServiceResult;
-use crate::store::Store;
+use crate::store::{Credential, Place, Store};
 
 /// How a caller proved who it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,35 +89,58 @@ impl Access {
     /// session cookie. A bearer that matches nothing is `None`: it never falls
     /// back to the cookie.
     pub async fn authenticate(&self, bearer: Option<&str>, cookie: Option<&str>) -> ServiceResult<Option<Caller>> {
-        let now = self.clock.now();
-        if let Some(token) = bearer.map(str::trim).filter(|t| !t.is_empty()) {
+        Ok(self
+            .authenticate_at(bearer, cookie, None)
+            .await?
+            .map(|(caller, _)| caller))
+    }
+
+    /// As [`Access::authenticate`], and with `at` (a scope and the id it
+    /// names), in the same read the place of that resource with the caller's
+    /// role there (`None`: it does not exist).
+    pub async fn authenticate_at(
+        &self,
+        bearer: Option<&str>,
+        cookie: Option<&str>,
+        at: Option<(Scope, &str)>,
+    ) -> ServiceResult<Option<(Caller, Option<Place>)>> {
+        let (hash, via) = if let Some(token) = bearer.map(str::trim).filter(|t| !t.is_empty()) {
             if let Some(admin) = self.settings.admin_token.as_deref()
                 && bool::from(admin.as_bytes().ct_eq(token.as_bytes()))
             {
-                return Ok(Some(Caller {
+                // No user to read: the place alone, with no role.
+                let place = match at {
+                    Some((scope, id)) => self.store.place(scope, id, None).await?,
+                    None => None,
+                };
+                let caller = Caller {
                     user_id: None,
                     username: kandev_core::api::ADMIN_TOKEN_ACTOR_ID.into(),
                     admin: true,
                     via: Via::AdminToken,
-                }));
+                };
+                return Ok(Some((caller, place)));
             }
-            let hash = credentials::hash_secret(token);
-            return Ok(self.store.user_by_token(&hash, now).await?.map(|u| Caller {
-                user_id: Some(u.id),
-                username: u.username,
-                admin: u.admin,
-                via: Via::ApiToken,
-            }));
-        }
-        let Some(cookie) = cookie.filter(|c| !c.is_empty()) else {
-            return Ok(None);
+            (credentials::hash_secret(token), Via::ApiToken)
+        } else {
+            match cookie.filter(|c| !c.is_empty()) {
+                Some(cookie) => (credentials::hash_secret(cookie), Via::Cookie),
+                None => return Ok(None),
+            }
         };
-        let hash = credentials::hash_secret(cookie);
-        Ok(self.store.user_by_web_session(&hash, now).await?.map(|u| Caller {
-            user_id: Some(u.id),
-            username: u.username,
-            admin: u.admin,
-            via: Via::Cookie,
+        let credential = match via {
+            Via::Cookie => Credential::WebSession(&hash),
+            _ => Credential::ApiToken(&hash),
+        };
+        let admitted = self.store.caller(credential, at, self.clock.now()).await?;
+        Ok(admitted.map(|a| {
+            let caller = Caller {
+                user_id: Some(a.user.id),
+                username: a.user.username,
+                admin: a.user.admin,
+                via,
+            };
+            (caller, a.place)
         }))
     }
 

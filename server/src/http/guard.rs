@@ -22,6 +22,7 @@ use super::AppState;
 use super::error::HttpError;
 use crate::access::{Caller, Via};
 use crate::error::{ServiceError, ServiceResult};
+use crate::store::Place;
 
 /// The workspace a guarded request acts in, and the caller's standing there.
 #[derive(Debug, Clone)]
@@ -154,13 +155,28 @@ async fn admit(s: &AppState, req: &mut Request) -> ServiceResult<()> {
     }
     let jar = CookieJar::from_headers(headers);
     let cookie = jar.get(SESSION_COOKIE).map(|c| c.value().to_string());
-    let caller = s
+    let bearer = bearer(headers)?.map(str::to_string);
+    // A route in a workspace reads the caller and the resource's place in one
+    // statement. A bad resource id is answered after the caller is known, so
+    // a request without a credential still gets 401.
+    let at = match need {
+        Need::In(scope, _) => Some(resource_id(req, scope).await.map(|id| (scope, id))),
+        _ => None,
+    };
+    let place_of = at
+        .as_ref()
+        .and_then(|a| a.as_ref().ok())
+        .map(|(scope, id)| (*scope, id.as_str()));
+    let (caller, place) = s
         .access
-        .authenticate(bearer(headers)?, cookie.as_deref())
+        .authenticate_at(bearer.as_deref(), cookie.as_deref(), place_of)
         .await?
         .ok_or_else(|| ServiceError::Unauthorized("sign in, or send `Authorization: Bearer <token>`".into()))?;
+    if let Some(Err(bad_id)) = at {
+        return Err(bad_id);
+    }
     if caller.via == Via::Cookie && is_change(&method) {
-        check_origin(s, headers, true)?;
+        check_origin(s, req.headers(), true)?;
     }
     match need {
         Need::Bearer if caller.via == Via::Cookie => {
@@ -170,7 +186,7 @@ async fn admit(s: &AppState, req: &mut Request) -> ServiceResult<()> {
             return Err(ServiceError::Forbidden("only an instance admin may do this".into()));
         }
         Need::In(scope, level) => {
-            let place = workspace_access(s, req, &caller, scope, level).await?;
+            let place = workspace_access(&caller, scope, level, place)?;
             req.extensions_mut().insert(place);
         }
         _ => {}
@@ -179,21 +195,11 @@ async fn admit(s: &AppState, req: &mut Request) -> ServiceResult<()> {
     Ok(())
 }
 
-async fn workspace_access(
-    s: &AppState,
-    req: &mut Request,
-    caller: &Caller,
-    scope: Scope,
-    level: Level,
-) -> ServiceResult<InWorkspace> {
-    let id = resource_id(req, scope).await?;
+/// The guard's verdict on a caller at a resource's place (`None`: no such
+/// resource, the same 404 as one the caller may not see).
+fn workspace_access(caller: &Caller, scope: Scope, level: Level, place: Option<Place>) -> ServiceResult<InWorkspace> {
     let hidden = || ServiceError::NotFound(format!("{} not found", scope.noun()));
-    // One read: the resource's workspace, the caller's role there and the board version.
-    let place = s
-        .store
-        .place(scope, &id, caller.user_id.as_deref())
-        .await?
-        .ok_or_else(hidden)?;
+    let place = place.ok_or_else(hidden)?;
     let role = place.role;
     match decide(caller.admin, role, level) {
         Verdict::Allow => Ok(InWorkspace {

@@ -1,27 +1,18 @@
 //! Workspace members and their roles.
 
 use chrono::{DateTime, Utc};
-use kandev_core::access::{Role, Scope};
+use kandev_core::access::Role;
 use kandev_core::api::{Member, MyWorkspace};
 use sqlx::any::AnyRow;
 
 use super::rows::RowExt;
 use super::{Store, StoreError, StoreResult, time_to_text};
 
-/// A resource's workspace as the guard sees it (see [`Store::place`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Place {
-    pub workspace_id: String,
-    pub role: Option<Role>,
-    /// The workspace's board version when this was read.
-    pub board_version: i64,
-}
-
 fn role(row: &AnyRow) -> StoreResult<Role> {
     parse_role(&row.text("role")?)
 }
 
-fn parse_role(text: &str) -> StoreResult<Role> {
+pub(super) fn parse_role(text: &str) -> StoreResult<Role> {
     Role::parse(text).ok_or_else(|| StoreError::Corrupt(format!("role {text}")))
 }
 
@@ -132,56 +123,5 @@ impl Store {
             })
         })
         .collect()
-    }
-
-    /// What the guard needs about the resource a route's scope names, in one
-    /// read: its workspace, the caller's role there (`user_id` `None`: no
-    /// role) and the workspace's board version. `None` when the resource does
-    /// not exist.
-    pub async fn place(&self, scope: Scope, id: &str, user_id: Option<&str>) -> StoreResult<Option<Place>> {
-        // Static text per scope (sqlx refuses built SQL): the resource joined
-        // to its workspace, then the caller's membership.
-        macro_rules! place_sql {
-            ($from:literal, $key:literal) => {
-                concat!(
-                    "SELECT w.id AS ws, m.role AS role, CAST(w.board_version + (SELECT COALESCE(SUM(b.n), 0) \
-                     FROM board_version_stripes b WHERE b.workspace_id = w.id) AS BIGINT) AS board_version FROM ",
-                    $from,
-                    " LEFT JOIN workspace_members m ON m.workspace_id = w.id AND m.user_id = $2 WHERE ",
-                    $key,
-                    " = $1"
-                )
-            };
-        }
-        let sql = match scope {
-            Scope::Workspace | Scope::QueryWorkspace => place_sql!("workspaces w", "w.id"),
-            Scope::Task => place_sql!("tasks x JOIN workspaces w ON w.id = x.workspace_id", "x.id"),
-            Scope::Automation => place_sql!("automations x JOIN workspaces w ON w.id = x.workspace_id", "x.id"),
-            Scope::Trigger => place_sql!(
-                "automation_triggers x JOIN automations a ON a.id = x.automation_id JOIN workspaces w ON w.id = a.workspace_id",
-                "x.id"
-            ),
-            Scope::Run => place_sql!(
-                "automation_runs x JOIN automations a ON a.id = x.automation_id JOIN workspaces w ON w.id = a.workspace_id",
-                "x.id"
-            ),
-            Scope::Session => place_sql!(
-                "agent_sessions x JOIN tasks t ON t.id = x.task_id JOIN workspaces w ON w.id = t.workspace_id",
-                "x.id"
-            ),
-        };
-        // No user binds an id no member has (ids are never empty).
-        let row = sqlx::query(sql)
-            .bind(id)
-            .bind(user_id.unwrap_or_default())
-            .fetch_optional(&mut *self.read().await?)
-            .await?;
-        let Some(r) = row else { return Ok(None) };
-        let role = r.opt_text("role")?.as_deref().map(parse_role).transpose()?;
-        Ok(Some(Place {
-            workspace_id: r.text("ws")?,
-            role,
-            board_version: r.int("board_version")?,
-        }))
     }
 }

@@ -15,7 +15,7 @@ pub struct UserRecord {
     pub password_hash: String,
 }
 
-fn user(row: &AnyRow) -> StoreResult<UserRecord> {
+pub(super) fn user(row: &AnyRow) -> StoreResult<UserRecord> {
     Ok(UserRecord {
         user: User {
             id: row.text("id")?,
@@ -200,34 +200,6 @@ impl Store {
         one_row(done)
     }
 
-    /// The user a token hash belongs to, noting its use (at most once a minute,
-    /// so reads do not turn into a write per request).
-    pub async fn user_by_token(&self, token_hash: &str, now: DateTime<Utc>) -> StoreResult<Option<User>> {
-        let row = sqlx::query(
-            "SELECT t.id AS token_id, t.last_used_at AS token_used_at, u.id, u.username, u.password_hash, u.admin, \
-             u.created_at FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1",
-        )
-        .bind(token_hash)
-        .fetch_optional(&mut *self.read().await?)
-        .await?;
-        let Some(row) = row else { return Ok(None) };
-        // A write only when the recorded use is stale: a request is otherwise
-        // a pure read and never waits for the write turn. The guard keeps two
-        // replicas' touches from moving it backwards.
-        if kandev_core::access::token_use_due(row.opt_time("token_used_at")?, now) {
-            let stale = now - chrono::Duration::seconds(kandev_core::access::TOKEN_USE_RESOLUTION_SECS);
-            sqlx::query(
-                "UPDATE api_tokens SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)",
-            )
-            .bind(row.text("token_id")?)
-            .bind(time_to_text(now))
-            .bind(time_to_text(stale))
-            .execute(&mut *self.writer().await?)
-            .await?;
-        }
-        Ok(Some(user(&row)?.user))
-    }
-
     pub async fn create_web_session(
         &self,
         id_hash: &str,
@@ -243,19 +215,6 @@ impl Store {
             .execute(&mut *self.writer().await?)
             .await?;
         Ok(())
-    }
-
-    /// The user of an unexpired browser session.
-    pub async fn user_by_web_session(&self, id_hash: &str, now: DateTime<Utc>) -> StoreResult<Option<User>> {
-        let row = sqlx::query(
-            "SELECT u.id, u.username, u.password_hash, u.admin, u.created_at \
-             FROM web_sessions s JOIN users u ON u.id = s.user_id WHERE s.id_hash = $1 AND s.expires_at > $2",
-        )
-        .bind(id_hash)
-        .bind(time_to_text(now))
-        .fetch_optional(&mut *self.read().await?)
-        .await?;
-        row.as_ref().map(|r| user(r).map(|u| u.user)).transpose()
     }
 
     /// Ends a browser session, and every expired one with it.

@@ -5,7 +5,8 @@
 
 use kandev_core::access::{Level, Need, Role, Scope, route_need};
 use kandev_core::run_status::RunStatus;
-use kandev_server::store::NewRun;
+use kandev_server::access::credentials::hash_secret;
+use kandev_server::store::{Credential, NewRun};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -445,3 +446,82 @@ async fn one_read_places_each_scope_with_the_callers_role_and_the_board_version(
     app.stop().await;
 }
 crate::on_both_databases!(one_read_places_each_scope_with_the_callers_role_and_the_board_version);
+
+/// A member's request reads the caller and the place together: each
+/// credential (API token, browser session) at every scope names its user and
+/// the same place `place` reads; a missing resource names the user and no
+/// place; an unknown token or an expired session names nobody.
+async fn one_read_admits_each_credential_with_the_place_of_each_scope(db: Db) {
+    let app = spawn_app(db).await;
+    let cast = cast(&app).await;
+    let f = fixture(&app, &cast, 0).await;
+    let store = &app.services().store;
+    let now = app.services().clock.now();
+    let session = "a-browser-session-id";
+    let session_hash = hash_secret(session);
+    store
+        .create_web_session(&session_hash, &cast.vic.id, now, now + chrono::Duration::hours(1))
+        .await
+        .unwrap();
+    let mia_hash = hash_secret(&cast.mia.token);
+    let scopes = [
+        (Scope::Workspace, &f.ws),
+        (Scope::QueryWorkspace, &f.ws),
+        (Scope::Task, &f.task),
+        (Scope::Automation, &f.automation),
+        (Scope::Trigger, &f.trigger),
+        (Scope::Run, &f.run),
+        (Scope::Session, &f.session),
+    ];
+    for (credential, who) in [
+        (Credential::ApiToken(&mia_hash), &cast.mia),
+        (Credential::WebSession(&session_hash), &cast.vic),
+    ] {
+        for (scope, id) in scopes {
+            let admitted = store
+                .caller(credential, Some((scope, id)), now)
+                .await
+                .unwrap()
+                .unwrap_or_else(|| panic!("{credential:?} names {}", who.username));
+            assert_eq!(admitted.user.id, who.id, "{scope:?}");
+            let place = store.place(scope, id, Some(&who.id)).await.unwrap();
+            assert!(place.is_some(), "{scope:?} resolves");
+            assert_eq!(admitted.place, place, "{scope:?} as {}", who.username);
+            let missing = store
+                .caller(credential, Some((scope, "missing")), now)
+                .await
+                .unwrap()
+                .expect("still the caller");
+            assert_eq!((missing.user.id.as_str(), missing.place), (who.id.as_str(), None));
+        }
+        let alone = store
+            .caller(credential, None, now)
+            .await
+            .unwrap()
+            .expect("caller alone");
+        assert_eq!((alone.user.id.as_str(), alone.place), (who.id.as_str(), None));
+    }
+    let nobody = hash_secret("kdv_not-a-token");
+    assert_eq!(
+        store
+            .caller(Credential::ApiToken(&nobody), Some((Scope::Task, &f.task)), now)
+            .await
+            .unwrap(),
+        None
+    );
+    let later = now + chrono::Duration::hours(2);
+    assert_eq!(
+        store
+            .caller(
+                Credential::WebSession(&session_hash),
+                Some((Scope::Task, &f.task)),
+                later
+            )
+            .await
+            .unwrap(),
+        None,
+        "an expired session names nobody"
+    );
+    app.stop().await;
+}
+crate::on_both_databases!(one_read_admits_each_credential_with_the_place_of_each_scope);

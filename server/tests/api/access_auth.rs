@@ -7,6 +7,7 @@ use reqwest::header::{COOKIE, HOST, ORIGIN, SET_COOKIE};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
+use crate::logs::capture;
 use crate::support::{Db, Spawn, TestApp, spawn_app};
 
 /// Signs in; the answer's status, body and `Set-Cookie`.
@@ -556,5 +557,45 @@ async fn many_sign_ins_at_once_run_a_bounded_number_of_password_checks() {
     let peak = app.services().access.password_checks_peak();
     let slots = kandev_server::access::password_check_slots();
     assert!((1..=slots).contains(&peak), "peak {peak} of {slots} slots");
+    app.stop().await;
+}
+
+/// A member's request costs one read for the guard: the credential's user,
+/// the resource's workspace and the member's role there come back in one
+/// statement, by token and by cookie. Counted on PostgreSQL, whose
+/// statements log on the request's own task (SQLite's run on its connection
+/// threads, outside this thread's capture).
+#[tokio::test]
+async fn a_members_request_reads_its_credential_and_the_place_in_one_statement() {
+    let (logs, _guard) = capture();
+    let app = spawn_app(Db::Postgres).await;
+    let ws = app.workspace("W").await;
+    let mia = app.person("mia", false).await;
+    app.add_member(&ws, &mia, "member").await;
+    let (status, body, cookie) = login(&app, "mia", "password-1234").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let cookie = pair(&cookie.expect("a session cookie"));
+    let board = format!("{}/api/v1/workspaces/{ws}/tasks", app.base);
+    let by_token = || mia.client.get(&board);
+    let by_cookie = || reqwest::Client::new().get(&board).header(COOKIE, &cookie);
+    // The first requests note the token's use and build the board: not counted.
+    for request in [by_token(), by_cookie()] {
+        assert_eq!(request.send().await.unwrap().status(), StatusCode::OK);
+    }
+    for (how, request) in [("token", by_token()), ("cookie", by_cookie())] {
+        logs.clear();
+        assert_eq!(request.send().await.unwrap().status(), StatusCode::OK, "{how}");
+        let statements: Vec<String> = logs.lines().into_iter().filter(|l| l.contains("sqlx::query")).collect();
+        let reads = |table: &str| statements.iter().filter(|l| l.contains(table)).count();
+        let credential = if how == "token" { "api_tokens" } else { "web_sessions" };
+        assert_eq!(reads(credential), 1, "{how}: {statements:#?}");
+        assert_eq!(reads("workspace_members"), 1, "{how}: {statements:#?}");
+        assert!(
+            statements
+                .iter()
+                .any(|l| l.contains(credential) && l.contains("workspace_members")),
+            "{how}: the credential and the membership in one statement: {statements:#?}"
+        );
+    }
     app.stop().await;
 }
