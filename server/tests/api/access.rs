@@ -399,6 +399,19 @@ async fn the_last_owner_cannot_leave_or_step_down() {
     app.stop().await;
 }
 
+/// Every scope with the fixture's resource it names.
+fn scopes(f: &Fixture) -> [(Scope, &String); 7] {
+    [
+        (Scope::Workspace, &f.ws),
+        (Scope::QueryWorkspace, &f.ws),
+        (Scope::Task, &f.task),
+        (Scope::Automation, &f.automation),
+        (Scope::Trigger, &f.trigger),
+        (Scope::Run, &f.run),
+        (Scope::Session, &f.session),
+    ]
+}
+
 /// The guard's one read: every scope's resource resolves to its workspace
 /// with the caller's role there (none for a non-member or no user) and the
 /// workspace's current board version; a missing resource resolves to nothing.
@@ -407,15 +420,7 @@ async fn one_read_places_each_scope_with_the_callers_role_and_the_board_version(
     let cast = cast(&app).await;
     let f = fixture(&app, &cast, 0).await;
     let store = &app.services().store;
-    let scopes = [
-        (Scope::Workspace, &f.ws),
-        (Scope::QueryWorkspace, &f.ws),
-        (Scope::Task, &f.task),
-        (Scope::Automation, &f.automation),
-        (Scope::Trigger, &f.trigger),
-        (Scope::Run, &f.run),
-        (Scope::Session, &f.session),
-    ];
+    let scopes = scopes(&f);
     let before = store.place(Scope::Workspace, &f.ws, None).await.unwrap().expect("ws");
     for (scope, id) in scopes {
         for (who, role) in [
@@ -464,15 +469,7 @@ async fn one_read_admits_each_credential_with_the_place_of_each_scope(db: Db) {
         .await
         .unwrap();
     let mia_hash = hash_secret(&cast.mia.token);
-    let scopes = [
-        (Scope::Workspace, &f.ws),
-        (Scope::QueryWorkspace, &f.ws),
-        (Scope::Task, &f.task),
-        (Scope::Automation, &f.automation),
-        (Scope::Trigger, &f.trigger),
-        (Scope::Run, &f.run),
-        (Scope::Session, &f.session),
-    ];
+    let scopes = scopes(&f);
     for (credential, who) in [
         (Credential::ApiToken(&mia_hash), &cast.mia),
         (Credential::WebSession(&session_hash), &cast.vic),
