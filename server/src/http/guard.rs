@@ -157,8 +157,8 @@ async fn admit(s: &AppState, req: &mut Request) -> ServiceResult<()> {
     let cookie = jar.get(SESSION_COOKIE).map(|c| c.value().to_string());
     let bearer = bearer(headers)?.map(str::to_string);
     // A route in a workspace reads the caller and the resource's place in one
-    // statement. A bad resource id is answered after the caller is known, so
-    // a request without a credential still gets 401.
+    // statement. A bad resource id is answered where it was before: after
+    // the caller (401) and the Origin check (403).
     let at = match need {
         Need::In(scope, _) => Some(resource_id(req, scope).await.map(|id| (scope, id))),
         _ => None,
@@ -172,11 +172,11 @@ async fn admit(s: &AppState, req: &mut Request) -> ServiceResult<()> {
         .authenticate_at(bearer.as_deref(), cookie.as_deref(), place_of)
         .await?
         .ok_or_else(|| ServiceError::Unauthorized("sign in, or send `Authorization: Bearer <token>`".into()))?;
-    if let Some(Err(bad_id)) = at {
-        return Err(bad_id);
-    }
     if caller.via == Via::Cookie && is_change(&method) {
         check_origin(s, req.headers(), true)?;
+    }
+    if let Some(Err(bad_id)) = at {
+        return Err(bad_id);
     }
     match need {
         Need::Bearer if caller.via == Via::Cookie => {

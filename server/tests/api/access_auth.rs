@@ -159,6 +159,17 @@ async fn cookie_writes_need_the_servers_own_origin() {
         assert_eq!(body["error"]["code"], "csrf");
     }
     assert_eq!(app.count("workspaces").await, 0, "nothing was written");
+    // The Origin is judged before the resource a change names: a foreign
+    // page learns nothing from a malformed one.
+    let r = reqwest::Client::new()
+        .put(format!("{}/api/v1/github/workspace-settings", app.base))
+        .header(COOKIE, cookie.clone())
+        .header(ORIGIN, "https://evil.test")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN, "no workspace_id, foreign origin");
     let ok = create(Some(app.base.clone())).await.unwrap();
     assert_eq!(ok.status(), StatusCode::CREATED);
     // Reads need no Origin; bearer tokens are not a browser's to attach.
