@@ -77,33 +77,17 @@ impl Store {
     }
 
     pub async fn release_lease(&self, name: &str, owner: &str) -> StoreResult<()> {
-        let (name, owner) = (name.to_string(), owner.to_string());
-        self.write_one(move |conn| {
-            Box::pin(async move {
-                sqlx::query("DELETE FROM leases WHERE name = $1 AND owner = $2")
-                    .bind(name)
-                    .bind(owner)
-                    .execute(conn)
-                    .await?;
-                Ok(())
-            })
-        })
+        self.write_text(
+            "DELETE FROM leases WHERE name = $1 AND owner = $2",
+            vec![name.to_string(), owner.to_string()],
+        )
         .await
     }
 
     /// Releases everything `owner` holds (a clean shutdown).
     pub async fn release_leases_of(&self, owner: &str) -> StoreResult<()> {
-        let owner = owner.to_string();
-        self.write_one(move |conn| {
-            Box::pin(async move {
-                sqlx::query("DELETE FROM leases WHERE owner = $1")
-                    .bind(owner)
-                    .execute(conn)
-                    .await?;
-                Ok(())
-            })
-        })
-        .await
+        self.write_text("DELETE FROM leases WHERE owner = $1", vec![owner.to_string()])
+            .await
     }
 
     /// Whether anyone holds `name` right now.

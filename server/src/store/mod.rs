@@ -330,6 +330,22 @@ impl Store {
         }
     }
 
+    /// [`Store::write_one`] for the plain case: one static statement whose
+    /// parameters are all text, its answer unread.
+    pub(crate) async fn write_text(&self, sql: &'static str, params: Vec<String>) -> StoreResult<()> {
+        self.write_one(move |conn| {
+            Box::pin(async move {
+                let mut q = sqlx::query(sql);
+                for p in params {
+                    q = q.bind(p);
+                }
+                q.execute(conn).await?;
+                Ok(())
+            })
+        })
+        .await
+    }
+
     /// Lone write statements queued for SQLite's writer thread; `None` on
     /// PostgreSQL, whose lone writes queue in its pool instead.
     pub fn lone_writes_waiting(&self) -> Option<usize> {

@@ -45,16 +45,10 @@ impl Store {
 
     /// Counts one resume of a run.
     pub async fn note_recovery(&self, run_id: &str) -> StoreResult<()> {
-        let run_id = run_id.to_string();
-        self.write_one(move |conn| {
-            Box::pin(async move {
-                sqlx::query("UPDATE automation_runs SET recoveries = recoveries + 1 WHERE id = $1")
-                    .bind(run_id)
-                    .execute(conn)
-                    .await?;
-                Ok(())
-            })
-        })
+        self.write_text(
+            "UPDATE automation_runs SET recoveries = recoveries + 1 WHERE id = $1",
+            vec![run_id.to_string()],
+        )
         .await
     }
 
@@ -70,21 +64,11 @@ impl Store {
     /// Ends the sessions of a task still marked starting or running: their
     /// process died with its replica.
     pub async fn end_orphaned_sessions(&self, task_id: &str, reason: &str, now: DateTime<Utc>) -> StoreResult<()> {
-        let (task_id, reason) = (task_id.to_string(), reason.to_string());
-        self.write_one(move |conn| {
-            Box::pin(async move {
-                sqlx::query(
-                    "UPDATE agent_sessions SET state = 'FAILED', stop_reason = $2, ended_at = $3 \
-                     WHERE task_id = $1 AND state IN ('STARTING', 'RUNNING')",
-                )
-                .bind(task_id)
-                .bind(reason)
-                .bind(time_to_text(now))
-                .execute(conn)
-                .await?;
-                Ok(())
-            })
-        })
+        self.write_text(
+            "UPDATE agent_sessions SET state = 'FAILED', stop_reason = $2, ended_at = $3 \
+             WHERE task_id = $1 AND state IN ('STARTING', 'RUNNING')",
+            vec![task_id.to_string(), reason.to_string(), time_to_text(now)],
+        )
         .await
     }
 }
