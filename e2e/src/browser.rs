@@ -123,12 +123,18 @@ fn capabilities(device: Device, profile: &std::path::Path) -> anyhow::Result<Chr
     Ok(caps)
 }
 
-impl Browser {
-    pub async fn start(device: Device) -> anyhow::Result<Browser> {
-        static STARTED: AtomicUsize = AtomicUsize::new(0);
+/// chromedriver on a port of its own choosing. Given `--port=0` it takes a
+/// free port on one address family and then binds the other to the same
+/// number, which another test may hold by then ("IPv4 port not available.
+/// Exiting..."): that start is retried, like Chromium's below.
+async fn start_chromedriver() -> anyhow::Result<(Child, u16)> {
+    static STARTED: AtomicUsize = AtomicUsize::new(0);
+    let driver_bin = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
         let n = STARTED.fetch_add(1, Ordering::Relaxed);
         let out = std::env::temp_dir().join(format!("kandev-e2e-chromedriver-{}-{n}.log", std::process::id()));
-        let driver_bin = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
         let mut child = Command::new(&driver_bin)
             .arg("--port=0")
             .stdout(std::fs::File::create(&out)?)
@@ -138,10 +144,26 @@ impl Browser {
             .with_context(|| format!("starting {driver_bin} (install chromium-driver)"))?;
         let line = announced(&mut child, &out, "ChromeDriver was started successfully on port ").await;
         let _ = std::fs::remove_file(&out);
-        let port: u16 = line?
-            .trim_end_matches('.')
-            .parse()
-            .context("chromedriver announced no port")?;
+        match line {
+            Ok(line) => {
+                let port = line
+                    .trim_end_matches('.')
+                    .parse()
+                    .context("chromedriver announced no port")?;
+                return Ok((child, port));
+            }
+            Err(e) if attempt < 3 => {
+                eprintln!("chromedriver did not start (attempt {attempt} of 3): {e}");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+impl Browser {
+    pub async fn start(device: Device) -> anyhow::Result<Browser> {
+        let (child, port) = start_chromedriver().await?;
         let url = format!("http://127.0.0.1:{port}");
         let http = reqwest::Client::new();
         let status = format!("{url}/status");
