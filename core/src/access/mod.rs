@@ -10,7 +10,10 @@ mod network;
 mod routes;
 mod tokens;
 
-pub use login::{LOGIN_FREE_FAILURES, LOGIN_MAX_DELAY_SECS, login_delay_secs, normalise_username};
+pub use login::{
+    LOGIN_CHECK_HOLD_SECS, LOGIN_FREE_FAILURES, LOGIN_MAX_DELAY_SECS, login_delay_secs, login_retry_after_secs,
+    normalise_username,
+};
 pub use network::{PublicOrigin, host_allowed, is_loopback_host, origin_allowed};
 pub use routes::{Need, Scope, known_routes, methods_for, route_need};
 pub use tokens::{TOKEN_USE_RESOLUTION_SECS, token_use_due};

@@ -212,6 +212,20 @@ fn repeated_login_failures_wait_longer_up_to_a_cap() {
 }
 
 #[test]
+fn a_refused_sign_in_waits_what_its_failures_earn_or_a_moment_for_a_check_in_progress() {
+    // The wait the failures earned, rounded up, never below a second.
+    assert_eq!(login_retry_after_secs(LOGIN_FREE_FAILURES + 4, 7_200), 8);
+    assert_eq!(login_retry_after_secs(LOGIN_FREE_FAILURES + 1, 400), 1);
+    assert_eq!(login_retry_after_secs(LOGIN_FREE_FAILURES + 1, 0), 1);
+    // More than the count earns: another attempt's check holds the name.
+    assert_eq!(login_retry_after_secs(1, 14_000), 1);
+    assert_eq!(login_retry_after_secs(LOGIN_FREE_FAILURES + 2, 12_000), 1);
+    assert_eq!(login_retry_after_secs(u32::MAX, i64::MAX), 1);
+    assert_eq!(login_retry_after_secs(u32::MAX, 300_000), LOGIN_MAX_DELAY_SECS);
+    assert_eq!(login_retry_after_secs(2, i64::MIN), 1);
+}
+
+#[test]
 fn usernames_are_normalised_and_bounded() {
     assert_eq!(normalise_username("Alice").unwrap(), "alice");
     assert!(normalise_username(" alice").is_err());

@@ -1,14 +1,16 @@
 //! Sign-in: one argon2id verification per attempt whether or not the user
 //! exists (same answer, same work), and consecutive failures per username
 //! slowed down by `kandev_core::access::login_delay_secs`, recorded in the
-//! database so every replica sees them.
+//! database so every replica sees them. Each attempt is counted before its
+//! check, in the statement that finds it need not wait, so replicas cannot
+//! race past a wait together.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::{DateTime, Duration, Utc};
-use kandev_core::access::{login_delay_secs, normalise_username};
+use kandev_core::access::{LOGIN_CHECK_HOLD_SECS, login_delay_secs, login_retry_after_secs, normalise_username};
 
 use super::credentials::{self, hash_password, random_hex, verify_password};
 use super::{Access, Caller, Via};
@@ -110,13 +112,16 @@ impl Access {
         let name: String = name.chars().take(64).collect();
         let _serial = self.login.stripe(&name).lock().await;
         let now = self.clock.now();
-        let throttle = self.store.login_throttle(&name).await?;
-        if let Some((_, until)) = throttle
-            && until > now
-        {
-            let secs = (until - now).num_seconds().max(1) as u64;
-            return Err(ServiceError::Throttled(secs));
-        }
+        // Counted before the check, and other attempts held meanwhile: a
+        // guess sent to every replica at once is still one guess at a time.
+        let hold_until = now + Duration::seconds(LOGIN_CHECK_HOLD_SECS as i64);
+        let failures = match self.store.claim_login_attempt(&name, now, hold_until).await? {
+            Ok(failures) => failures,
+            Err((failures, until)) => {
+                let secs = login_retry_after_secs(failures, (until - now).num_milliseconds());
+                return Err(ServiceError::Throttled(secs));
+            }
+        };
         let user = self.store.user_by_name(&name).await?;
         let phc = user
             .as_ref()
@@ -144,10 +149,8 @@ impl Access {
                 })
             }
             None => {
-                let failures = throttle.map_or(0, |(f, _)| f).saturating_add(1);
-                let wait = login_delay_secs(failures);
-                let until = now + Duration::seconds(wait as i64);
-                self.store.set_login_throttle(&name, failures, until).await?;
+                let until = now + Duration::seconds(login_delay_secs(failures) as i64);
+                self.store.settle_login_failure(&name, failures, until).await?;
                 tracing::info!(username = %name, failures, "sign-in refused");
                 Err(ServiceError::Unauthorized(BAD_CREDENTIALS.into()))
             }

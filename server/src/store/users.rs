@@ -252,21 +252,52 @@ impl Store {
         Ok(Some((failures, row.time("blocked_until")?)))
     }
 
-    pub async fn set_login_throttle(
+    /// Claims a sign-in attempt for a username unless it must wait: the
+    /// attempt is counted as a failure in advance and further attempts are
+    /// held until `hold_until` while its password is checked. One statement,
+    /// so two replicas cannot both pass the same due wait, and no failure is
+    /// lost to a read-then-write race. `Ok(failures)` with this attempt
+    /// counted, or `Err((failures, blocked_until))` on record when the
+    /// username must wait.
+    pub async fn claim_login_attempt(
+        &self,
+        username: &str,
+        now: DateTime<Utc>,
+        hold_until: DateTime<Utc>,
+    ) -> StoreResult<Result<u32, (u32, DateTime<Utc>)>> {
+        let claimed = sqlx::query(
+            "INSERT INTO login_throttle (username, failures, blocked_until) VALUES ($1, 1, $3) \
+             ON CONFLICT (username) DO UPDATE SET failures = login_throttle.failures + 1, blocked_until = excluded.blocked_until \
+             WHERE login_throttle.blocked_until <= $2 \
+             RETURNING failures",
+        )
+        .bind(username)
+        .bind(time_to_text(now))
+        .bind(time_to_text(hold_until))
+        .fetch_optional(&mut *self.writer().await?)
+        .await?;
+        if let Some(row) = claimed {
+            return Ok(Ok(u32::try_from(row.int("failures")?.max(0)).unwrap_or(u32::MAX)));
+        }
+        // Refused: the wait still running (or, if the row went meanwhile, none).
+        Ok(Err(self.login_throttle(username).await?.unwrap_or((0, now))))
+    }
+
+    /// After a claimed attempt failed: the wait its failure count earns. Left
+    /// alone if a later attempt has been counted since (its own outcome sets
+    /// the wait) or a success cleared the count.
+    pub async fn settle_login_failure(
         &self,
         username: &str,
         failures: u32,
         blocked_until: DateTime<Utc>,
     ) -> StoreResult<()> {
-        sqlx::query(
-            "INSERT INTO login_throttle (username, failures, blocked_until) VALUES ($1, $2, $3) \
-             ON CONFLICT (username) DO UPDATE SET failures = excluded.failures, blocked_until = excluded.blocked_until",
-        )
-        .bind(username)
-        .bind(i64::from(failures))
-        .bind(time_to_text(blocked_until))
-        .execute(&mut *self.writer().await?)
-        .await?;
+        sqlx::query("UPDATE login_throttle SET blocked_until = $3 WHERE username = $1 AND failures = $2")
+            .bind(username)
+            .bind(i64::from(failures))
+            .bind(time_to_text(blocked_until))
+            .execute(&mut *self.writer().await?)
+            .await?;
         Ok(())
     }
 

@@ -8,6 +8,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::logs::capture;
+use crate::on_both_databases;
 use crate::support::{Db, Spawn, TestApp, spawn_app};
 
 /// Signs in; the answer's status, body and `Set-Cookie`.
@@ -135,6 +136,54 @@ async fn repeated_failures_for_one_username_are_slowed_down() {
     assert_eq!(login(&app, "alice", "guess").await.0, StatusCode::UNAUTHORIZED);
     app.stop().await;
 }
+
+/// Two replicas on one database, and guesses for one username sent to both
+/// at once: each password check is counted (none lost to two replicas
+/// reading the same count), and once the count earns a wait, guesses that
+/// arrive together get one check between them, not one each.
+async fn guesses_sent_to_two_replicas_at_once_are_each_counted_and_share_one_wait(db: Db) {
+    let first = Spawn::new(db).start().await;
+    let url = first.database_url.clone();
+    let second = Spawn::new(db).settings(move |s| s.database_url = url).start().await;
+    first.person("alice", false).await;
+    let failures = async || {
+        let on_record = first.services().store.login_throttle("alice").await.expect("throttle");
+        on_record.map_or(0, |(f, _)| f)
+    };
+    let mut checked = 0;
+    for _ in 0..2 {
+        let (a, b) = tokio::join!(login(&first, "alice", "guess"), login(&second, "alice", "guess"));
+        for (status, body, _) in [a, b] {
+            match status {
+                StatusCode::UNAUTHORIZED => checked += 1,
+                StatusCode::TOO_MANY_REQUESTS => assert_eq!(body["error"]["code"], "too_many_attempts"),
+                other => panic!("{other}: {body}"),
+            }
+        }
+        assert_eq!(failures().await, checked, "every checked guess is counted once");
+    }
+    // The count has earned a wait that is now over: the next guesses are due.
+    let earned = kandev_core::access::LOGIN_FREE_FAILURES + 3;
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE login_throttle SET failures = {earned}, blocked_until = '2020-01-01T00:00:00.000000Z'"
+    )))
+    .execute(first.services().store.pool())
+    .await
+    .expect("update");
+    let (a, b) = tokio::join!(login(&first, "alice", "guess"), login(&second, "alice", "guess"));
+    let mut statuses = [a.0, b.0];
+    statuses.sort();
+    assert_eq!(
+        statuses,
+        [StatusCode::UNAUTHORIZED, StatusCode::TOO_MANY_REQUESTS],
+        "one check for the two guesses"
+    );
+    assert_eq!(failures().await, earned + 1);
+    second.stop().await;
+    first.stop().await;
+}
+
+on_both_databases!(guesses_sent_to_two_replicas_at_once_are_each_counted_and_share_one_wait);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cookie_writes_need_the_servers_own_origin() {
