@@ -350,3 +350,38 @@ fn files(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_gets_its_gzip_and_brotli_forms_and_the_totals_add_up() {
+        let dir = std::env::temp_dir().join(format!("xtask-compress-{}", std::process::id()));
+        fs::create_dir_all(&dir).expect("dir");
+        let bodies: Vec<Vec<u8>> = (0..7u8).map(|i| vec![b'a' + i; 1 + 5_000 * usize::from(i)]).collect();
+        let paths: Vec<_> = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, body)| {
+                let p = dir.join(format!("f{i}.txt"));
+                fs::write(&p, body).expect("write");
+                p
+            })
+            .collect();
+        let (raw, gzipped) = compress_all(&paths).expect("compressed");
+        assert_eq!(raw, bodies.iter().map(|b| b.len() as u64).sum::<u64>());
+        let mut gz_total = 0;
+        for (path, body) in paths.iter().zip(&bodies) {
+            let gz = fs::read(format!("{}.gz", path.display())).expect("gz");
+            assert_eq!(gz[..2], [0x1f, 0x8b], "a gzip member");
+            gz_total += gz.len() as u64;
+            let br = fs::read(format!("{}.br", path.display())).expect("br");
+            let mut back = Vec::new();
+            brotli::BrotliDecompress(&mut br.as_slice(), &mut back).expect("brotli");
+            assert_eq!(&back, body);
+        }
+        assert_eq!(gzipped, gz_total);
+        let _ = fs::remove_dir_all(&dir);
+    }
+}
