@@ -122,14 +122,19 @@ impl Access {
                 return Err(ServiceError::Throttled(secs));
             }
         };
-        let user = self.store.user_by_name(&name).await?;
-        let phc = user
-            .as_ref()
-            .map(|u| u.password_hash.clone())
-            .unwrap_or_else(|| self.login.decoy_hash.clone());
-        let matches = self.login.verify(password.to_string(), phc).await;
-        match user.filter(|_| matches) {
-            Some(u) => {
+        let checked = match self.store.user_by_name(&name).await {
+            Ok(user) => {
+                let phc = user
+                    .as_ref()
+                    .map(|u| u.password_hash.clone())
+                    .unwrap_or_else(|| self.login.decoy_hash.clone());
+                let matches = self.login.verify(password.to_string(), phc).await;
+                Ok(user.filter(|_| matches))
+            }
+            Err(e) => Err(e),
+        };
+        match checked {
+            Ok(Some(u)) => {
                 self.store.clear_login_throttle(&name).await?;
                 self.store.prune_access(now).await?;
                 let cookie = credentials::random_hex::<32>()?;
@@ -148,9 +153,11 @@ impl Access {
                     expires_at,
                 })
             }
-            None => {
+            // An attempt that could not be checked still ends its hold.
+            refused => {
                 let until = now + Duration::seconds(login_delay_secs(failures) as i64);
                 self.store.settle_login_failure(&name, failures, until).await?;
+                refused?;
                 tracing::info!(username = %name, failures, "sign-in refused");
                 Err(ServiceError::Unauthorized(BAD_CREDENTIALS.into()))
             }
