@@ -120,25 +120,30 @@ async fn lone_writes_waiting(app: &crate::support::TestApp) -> i64 {
         .expect("a number")
 }
 
-/// Holds SQLite's writer thread with a statement that waits for the sender.
-fn hold_the_writer(
+/// Holds SQLite's writer thread with a statement that waits for the sender;
+/// returns once the thread runs it, so what a test queues next is behind it
+/// (a statement spawned first is not always sent first).
+async fn hold_the_writer(
     store: &Store,
 ) -> (
     tokio::sync::oneshot::Sender<()>,
     tokio::task::JoinHandle<StoreResult<()>>,
 ) {
     let (go, wait) = tokio::sync::oneshot::channel::<()>();
+    let (held, holding) = tokio::sync::oneshot::channel::<()>();
     let store = store.clone();
     let slow = tokio::spawn(async move {
         store
             .write_one(move |_conn| -> futures::future::BoxFuture<'_, StoreResult<()>> {
                 Box::pin(async move {
+                    let _ = held.send(());
                     let _ = wait.await;
                     Ok(())
                 })
             })
             .await
     });
+    holding.await.expect("the writer runs the held statement");
     (go, slow)
 }
 
@@ -150,7 +155,7 @@ async fn statements_queued_for_the_writer_show_in_metrics() {
     let store = app.services().store.clone();
     table(&store).await;
     assert_eq!(lone_writes_waiting(&app).await, 0);
-    let (go, slow) = hold_the_writer(&store);
+    let (go, slow) = hold_the_writer(&store).await;
     let queued: Vec<_> = (0..5)
         .map(|i| {
             let store = store.clone();
@@ -186,11 +191,7 @@ async fn statements_queued_for_the_writer_show_in_metrics() {
 async fn a_lease_waits_for_the_write_turn_like_any_lone_write() {
     let app = spawn_app(Db::Sqlite).await;
     let store = app.services().store.clone();
-    let (go, slow) = hold_the_writer(&store);
-    eventually("the writer to be held", Duration::from_secs(5), || async {
-        lone_writes_waiting(&app).await == 0 && !slow.is_finished()
-    })
-    .await;
+    let (go, slow) = hold_the_writer(&store).await;
     let taking = {
         let store = store.clone();
         tokio::spawn(async move {
