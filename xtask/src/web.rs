@@ -124,7 +124,7 @@ pub fn build() -> Result<(), String> {
         .replace("</head>", &preloads);
     fs::write(dist.join("index.html"), index).map_err(|e| format!("index.html: {e}"))?;
     sh::step("compressing (gzip, brotli)");
-    let total = compress_all(&files(&dist))?;
+    let total = compress_all(files(&dist))?;
     let gz = |name: &str| size(&dist.join(format!("{name}.gz")));
     // What the board needs before it is interactive; the chunks come later.
     let first_page = ["index.html", &js, &wasm, &loader, &css]
@@ -271,10 +271,9 @@ fn size(p: &Path) -> u64 {
 /// best are the slowest part of the web build (over a minute on two cores).
 /// The largest go first, so no worker is left with one big file at the end.
 /// Returns the raw and the gzipped total.
-fn compress_all(paths: &[std::path::PathBuf]) -> Result<(u64, u64), String> {
-    let mut paths = paths.to_vec();
+fn compress_all(mut paths: Vec<std::path::PathBuf>) -> Result<(u64, u64), String> {
     paths.sort_by_key(|p| std::cmp::Reverse(size(p)));
-    let paths = &paths;
+    let paths = paths.as_slice();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
     std::thread::scope(|scope| {
@@ -369,7 +368,7 @@ mod tests {
                 p
             })
             .collect();
-        let (raw, gzipped) = compress_all(&paths).expect("compressed");
+        let (raw, gzipped) = compress_all(paths.clone()).expect("compressed");
         assert_eq!(raw, bodies.iter().map(|b| b.len() as u64).sum::<u64>());
         let mut gz_total = 0;
         for (path, body) in paths.iter().zip(&bodies) {

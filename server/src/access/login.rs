@@ -15,6 +15,7 @@ use kandev_core::access::{LOGIN_CHECK_HOLD_SECS, login_delay_secs, login_retry_a
 use super::credentials::{self, hash_password, random_hex, verify_password};
 use super::{Access, Caller, Via};
 use crate::error::{ServiceError, ServiceResult};
+use crate::store::UserRecord;
 
 /// How long a browser session lasts.
 pub const SESSION_DAYS: i64 = 14;
@@ -122,17 +123,16 @@ impl Access {
                 return Err(ServiceError::Throttled(secs));
             }
         };
-        let checked = match self.store.user_by_name(&name).await {
-            Ok(user) => {
-                let phc = user
-                    .as_ref()
-                    .map(|u| u.password_hash.clone())
-                    .unwrap_or_else(|| self.login.decoy_hash.clone());
-                let matches = self.login.verify(password.to_string(), phc).await;
-                Ok(user.filter(|_| matches))
-            }
-            Err(e) => Err(e),
-        };
+        let checked: ServiceResult<Option<UserRecord>> = async {
+            let user = self.store.user_by_name(&name).await?;
+            let phc = user
+                .as_ref()
+                .map(|u| u.password_hash.clone())
+                .unwrap_or_else(|| self.login.decoy_hash.clone());
+            let matches = self.login.verify(password.to_string(), phc).await;
+            Ok(user.filter(|_| matches))
+        }
+        .await;
         match checked {
             Ok(Some(u)) => {
                 self.store.clear_login_throttle(&name).await?;
