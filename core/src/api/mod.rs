@@ -4,6 +4,7 @@ mod access;
 mod agents;
 mod automations;
 mod github;
+mod live;
 mod notifications;
 pub mod rfc3339;
 mod tasks;
@@ -13,6 +14,7 @@ pub use access::*;
 pub use agents::*;
 pub use automations::*;
 pub use github::*;
+pub use live::*;
 pub use notifications::*;
 pub use tasks::*;
 pub use workspaces::*;
@@ -65,19 +67,6 @@ pub const ERROR_CODES: [&str; 14] = [
     "unavailable",
     "internal",
 ];
-
-/// A live update on `GET /workspaces/{ws}/stream`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LiveUpdate {
-    /// `task.updated`, `task_pr.updated`, `automation_run.updated` or `session.updated`.
-    pub kind: String,
-    pub id: String,
-}
-
-pub const LIVE_TASK_UPDATED: &str = "task.updated";
-pub const LIVE_TASK_PR_UPDATED: &str = "task_pr.updated";
-pub const LIVE_RUN_UPDATED: &str = "automation_run.updated";
-pub const LIVE_SESSION_UPDATED: &str = "session.updated";
 
 #[cfg(test)]
 mod tests;
