@@ -100,7 +100,15 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
         Bus::nats(settings.nats_url.trim(), &settings.nats_stream).await?
     };
     let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
-    let live = LiveHub::default();
+    let live = if settings.nats_url.trim().is_empty() {
+        LiveHub::default()
+    } else {
+        LiveHub::shared(
+            settings.nats_url.trim(),
+            &crate::bus::live_subject(&settings.nats_stream),
+        )
+        .await?
+    };
     let metrics = Metrics::default();
     let access = Arc::new(Access::new(store.clone(), clock.clone(), access_settings)?);
     let outbox = Arc::new(Outbox::new(store.clone(), bus.clone(), clock.clone(), metrics.clone()));

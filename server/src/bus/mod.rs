@@ -13,7 +13,7 @@ use futures::future::BoxFuture;
 use kandev_core::events::{Event, Payload};
 
 pub use memory::MemoryBus;
-pub use nats::NatsBus;
+pub use nats::{NatsBus, live_subject};
 
 /// A subscriber callback. It runs to completion before the next delivery to
 /// the same subscription.

@@ -53,6 +53,12 @@ fn token(s: &str) -> String {
         .collect()
 }
 
+/// The plain NATS subject on which the replicas of `namespace` share live
+/// notices; outside the stream's `namespace.>`, so none is stored.
+pub fn live_subject(namespace: &str) -> String {
+    format!("{}_live", token(namespace))
+}
+
 impl NatsBus {
     pub async fn connect(url: &str, namespace: &str) -> Result<NatsBus, BusError> {
         let client = async_nats::connect(url)

@@ -22,6 +22,7 @@ mod fire_writes_run;
 mod github_api;
 mod github_support;
 mod github_sweep;
+mod live_replicas;
 mod logs;
 mod lone_writes;
 mod merge_github;

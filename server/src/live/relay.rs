@@ -1,0 +1,98 @@
+//! Live notices shared between replicas over plain NATS publish/subscribe,
+//! not JetStream: a notice is only a hint to refetch, and a browser reloads
+//! whatever it shows when its stream reconnects, so at most once is enough
+//! and nothing is stored. The connection is opened without echo, so a
+//! replica never hears its own notices back (its subscribers had them at once).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use futures::StreamExt;
+use kandev_core::api::{LiveUpdate, SharedLiveUpdate};
+use tokio::sync::{broadcast, mpsc};
+use tokio::task::JoinHandle;
+
+use crate::bus::BusError;
+
+/// Notices waiting to be published; past this a notice is dropped rather
+/// than making the change that announced it wait for NATS.
+const QUEUE: usize = 4096;
+
+#[derive(Clone)]
+pub(super) struct Outgoing {
+    tx: mpsc::Sender<SharedLiveUpdate>,
+    dropping: Arc<AtomicBool>,
+    _incoming: Arc<StopOnDrop>,
+}
+
+/// Ends the task delivering other replicas' notices once the last hub is gone.
+struct StopOnDrop(JoinHandle<()>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl Outgoing {
+    pub(super) async fn connect(
+        url: &str,
+        subject: &str,
+        local: broadcast::Sender<(String, LiveUpdate)>,
+    ) -> Result<Outgoing, BusError> {
+        let client = async_nats::ConnectOptions::new()
+            .no_echo()
+            .connect(url)
+            .await
+            .map_err(|e| BusError::Connect(format!("live updates: {e}")))?;
+        let mut incoming = client
+            .subscribe(subject.to_string())
+            .await
+            .map_err(|e| BusError::Subscribe(format!("live updates: {e}")))?;
+        // Once flushed, the server holds the subscription: a notice another
+        // replica sends after this replica reports ready reaches it.
+        client
+            .flush()
+            .await
+            .map_err(|e| BusError::Subscribe(format!("live updates: {e}")))?;
+        let deliver = tokio::spawn(async move {
+            while let Some(msg) = incoming.next().await {
+                match SharedLiveUpdate::decode(&msg.payload) {
+                    Some(shared) => {
+                        let _ = local.send((shared.workspace_id, shared.update));
+                    }
+                    None => tracing::debug!("ignoring a malformed live update from another replica"),
+                }
+            }
+        });
+        let (tx, mut queued) = mpsc::channel::<SharedLiveUpdate>(QUEUE);
+        let subject = subject.to_string();
+        tokio::spawn(async move {
+            while let Some(shared) = queued.recv().await {
+                if let Err(e) = client.publish(subject.clone(), shared.encode().into()).await {
+                    tracing::warn!(error = %e, "could not share a live update with the other replicas");
+                }
+            }
+        });
+        Ok(Outgoing {
+            tx,
+            dropping: Arc::new(AtomicBool::new(false)),
+            _incoming: Arc::new(StopOnDrop(deliver)),
+        })
+    }
+
+    /// Queues a notice for the other replicas without waiting.
+    pub(super) fn send(&self, shared: SharedLiveUpdate) {
+        match self.tx.try_send(shared) {
+            Ok(()) => self.dropping.store(false, Ordering::Relaxed),
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                if !self.dropping.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        "live updates are not reaching NATS fast enough: other replicas' browsers miss some until it catches up"
+                    );
+                }
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {}
+        }
+    }
+}

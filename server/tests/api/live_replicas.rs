@@ -1,0 +1,134 @@
+//! Live updates across replicas: a browser streaming a workspace from one
+//! `kandev serve` sees a change made through another (behind a load
+//! balancer, its requests and its stream may land anywhere), and a replica's
+//! own change reaches its stream once, not again from NATS.
+
+use std::time::Duration;
+
+use kandev_core::api::{LIVE_TASK_UPDATED, LiveUpdate};
+use kandev_server::testkit::{ADMIN_TOKEN, Api, Replica, shared_env};
+use serde_json::json;
+
+use crate::github_support::simulator;
+use crate::support::postgres_url;
+
+const KANDEV: &str = env!("CARGO_BIN_EXE_kandev");
+
+/// `GET /workspaces/{ws}/stream` on one replica, read as a browser reads it.
+struct LiveStream {
+    resp: reqwest::Response,
+    buf: String,
+}
+
+impl LiveStream {
+    async fn open(base: &str, ws: &str) -> LiveStream {
+        let resp = reqwest::Client::new()
+            .get(format!("{base}/api/v1/workspaces/{ws}/stream"))
+            .bearer_auth(ADMIN_TOKEN)
+            .send()
+            .await
+            .expect("stream");
+        assert!(resp.status().is_success(), "stream on {base}: {}", resp.status());
+        LiveStream {
+            resp,
+            buf: String::new(),
+        }
+    }
+
+    /// The next notice, or `None` if none comes within `within`.
+    async fn next(&mut self, within: Duration) -> Option<LiveUpdate> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            while let Some(end) = self.buf.find("\n\n") {
+                let block: String = self.buf.drain(..end + 2).collect();
+                // Keep-alive comments carry no data.
+                if let Some(data) = block.lines().find_map(|l| l.strip_prefix("data:")) {
+                    return Some(serde_json::from_str(data.trim_start()).expect("a notice's data is JSON"));
+                }
+            }
+            let chunk = tokio::time::timeout_at(deadline, self.resp.chunk())
+                .await
+                .ok()?
+                .expect("reading the stream")?;
+            self.buf.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}
+
+fn task_updated(id: &str) -> Option<LiveUpdate> {
+    Some(LiveUpdate {
+        kind: LIVE_TASK_UPDATED.into(),
+        id: id.into(),
+    })
+}
+
+async fn new_task(api: &Api, base: &str, ws: &str, title: &str) -> String {
+    api.post(
+        base,
+        &format!("/api/v1/workspaces/{ws}/tasks"),
+        json!({ "title": title }),
+    )
+    .await["id"]
+        .as_str()
+        .expect("task id")
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_change_through_one_replica_reaches_a_browser_streaming_from_another() {
+    let sim = simulator().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let nats = std::env::var("KANDEV_TEST_NATS_URL").expect("KANDEV_TEST_NATS_URL: run through `cargo xtask test`");
+    let stream = format!("live_{}", uuid::Uuid::new_v4().simple());
+    let env = shared_env(&postgres_url().await, &sim.base, Some((&nats, &stream)));
+    let r1 = Replica::start(KANDEV.as_ref(), "r1", dir.path(), &env).await;
+    let r2 = Replica::start(KANDEV.as_ref(), "r2", dir.path(), &env).await;
+    let api = Api::default();
+    let ws = api.post(&r1.base, "/api/v1/workspaces", json!({"name": "W"})).await["id"]
+        .as_str()
+        .expect("workspace id")
+        .to_string();
+    let mut on_r1 = LiveStream::open(&r1.base, &ws).await;
+    let mut on_r2 = LiveStream::open(&r2.base, &ws).await;
+    let wait = Duration::from_secs(15);
+
+    let first = new_task(&api, &r2.base, &ws, "made on r2").await;
+    assert_eq!(
+        on_r1.next(wait).await,
+        task_updated(&first),
+        "r1 never heard of r2's change:\n{}",
+        r1.log_tail()
+    );
+    assert_eq!(on_r2.next(wait).await, task_updated(&first));
+
+    // Whatever else reaches the subject is dropped, never streamed: a line
+    // break in a kind would split the event (axum panics on one).
+    let outsider = async_nats::connect(&nats).await.expect("nats");
+    let subject = kandev_server::bus::live_subject(&stream);
+    for junk in [
+        json!({"workspace_id": ws, "kind": "task.updated\nevent: resync", "id": "x"}),
+        json!({"workspace_id": ws, "kind": "task.deleted", "id": "x"}),
+        json!("not a notice"),
+    ] {
+        outsider
+            .publish(subject.clone(), junk.to_string().into())
+            .await
+            .expect("publish");
+    }
+    outsider.flush().await.expect("flush");
+
+    // By now NATS has carried `first` to r1; an echo to r2 would come before
+    // the next change, which r2 hears only from NATS.
+    let second = new_task(&api, &r1.base, &ws, "made on r1").await;
+    assert_eq!(
+        on_r2.next(wait).await,
+        task_updated(&second),
+        "r2 heard its own change twice, or never heard r1's:\n{}",
+        r2.log_tail()
+    );
+    assert_eq!(
+        on_r1.next(wait).await,
+        task_updated(&second),
+        "r1 heard its own change twice"
+    );
+}
