@@ -16,6 +16,18 @@ pub const LIVE_TASK_UPDATED: &str = "task.updated";
 pub const LIVE_TASK_PR_UPDATED: &str = "task_pr.updated";
 pub const LIVE_RUN_UPDATED: &str = "automation_run.updated";
 pub const LIVE_SESSION_UPDATED: &str = "session.updated";
+/// The stream may have missed notices: the page reads everything again. It
+/// names no resource, and replicas never share it (each sends its own).
+pub const LIVE_RESYNC: &str = "resync";
+
+impl LiveUpdate {
+    pub fn resync() -> LiveUpdate {
+        LiveUpdate {
+            kind: LIVE_RESYNC.to_string(),
+            id: String::new(),
+        }
+    }
+}
 
 /// Every kind a live update may have.
 pub const LIVE_KINDS: [&str; 4] = [
@@ -90,6 +102,8 @@ mod tests {
         let long = "x".repeat(MAX_SHARED_ID + 1);
         for bad in [
             shared("task.deleted", "w", "t"),
+            // A replica resyncs its own browsers; another cannot make it.
+            shared(LIVE_RESYNC, "w", "t"),
             shared(LIVE_TASK_UPDATED, "", "t"),
             shared(LIVE_TASK_UPDATED, "w", ""),
             shared(LIVE_TASK_UPDATED, "w", "t\nevent: resync"),
