@@ -2,7 +2,7 @@
 //! counter that pages read to refetch, and is kept whole (kind and id) for
 //! pages that refetch only what changed.
 
-use kandev_core::api::LiveUpdate;
+use kandev_core::api::{LIVE_KINDS, LIVE_RESYNC, LiveUpdate};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
@@ -54,22 +54,13 @@ pub fn follow(ws: String) {
         notice.set(Some(update));
         tick.update(|n| *n += 1);
     });
-    for kind in [
-        "task.updated",
-        "task_pr.updated",
-        "automation_run.updated",
-        "session.updated",
-        "resync",
-    ] {
+    for kind in LIVE_KINDS.into_iter().chain([LIVE_RESYNC]) {
         let _ = source.add_event_listener_with_callback(kind, on_message.as_ref().unchecked_ref());
     }
     // Whatever changed between the page's first reads and the stream's
     // (re)connection reached no listener: read again once it is open.
     let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_: web_sys::Event| {
-        notice.set(Some(LiveUpdate {
-            kind: "resync".into(),
-            id: String::new(),
-        }));
+        notice.set(Some(LiveUpdate::resync()));
         tick.update(|n| *n += 1);
     });
     let _ = source.add_event_listener_with_callback("open", on_open.as_ref().unchecked_ref());

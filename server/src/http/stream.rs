@@ -6,6 +6,7 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::Stream;
+use kandev_core::api::LiveUpdate;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::error::HttpResult;
@@ -32,20 +33,15 @@ pub async fn stream(
                 next = rx.recv() => next,
             };
             match next {
-                Ok((workspace, update)) if workspace == ws => {
-                    let data = serde_json::to_string(&update).unwrap_or_default();
-                    if tx
-                        .send(Ok(Event::default().event(update.kind.clone()).data(data)))
-                        .await
-                        .is_err()
-                    {
+                Ok((audience, update)) if audience.includes(&ws) => {
+                    if tx.send(Ok(event(&update))).await.is_err() {
                         break;
                     }
                 }
                 Ok(_) => {}
                 // A slow reader missed some notices: tell it to reload.
                 Err(RecvError::Lagged(_)) => {
-                    if tx.send(Ok(Event::default().event("resync").data("{}"))).await.is_err() {
+                    if tx.send(Ok(event(&LiveUpdate::resync()))).await.is_err() {
                         break;
                     }
                 }
@@ -54,6 +50,11 @@ pub async fn stream(
         }
     });
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+fn event(update: &LiveUpdate) -> Event {
+    let data = serde_json::to_string(update).unwrap_or_default();
+    Event::default().event(update.kind.clone()).data(data)
 }
 
 /// A stream fed by a spawned producer through a small channel.

@@ -10,9 +10,26 @@ use tokio::sync::broadcast;
 
 use crate::bus::BusError;
 
+/// Whose streams a notice is for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Audience {
+    Workspace(String),
+    /// Every open stream, whatever its workspace (a resync).
+    Everyone,
+}
+
+impl Audience {
+    pub fn includes(&self, workspace_id: &str) -> bool {
+        match self {
+            Audience::Workspace(ws) => ws == workspace_id,
+            Audience::Everyone => true,
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct LiveHub {
-    tx: broadcast::Sender<(String, LiveUpdate)>,
+    tx: broadcast::Sender<(Audience, LiveUpdate)>,
     relay: Option<relay::Outgoing>,
 }
 
@@ -47,10 +64,10 @@ impl LiveHub {
                 update: update.clone(),
             });
         }
-        let _ = self.tx.send((workspace_id.to_string(), update));
+        let _ = self.tx.send((Audience::Workspace(workspace_id.to_string()), update));
     }
 
-    pub fn subscribe(&self) -> broadcast::Receiver<(String, LiveUpdate)> {
+    pub fn subscribe(&self) -> broadcast::Receiver<(Audience, LiveUpdate)> {
         self.tx.subscribe()
     }
 }

@@ -3,15 +3,18 @@
 //! whatever it shows when its stream reconnects, so at most once is enough
 //! and nothing is stored. The connection is opened without echo, so a
 //! replica never hears its own notices back (its subscribers had them at once).
+//! What other replicas sent while NATS was out of reach is lost, so on every
+//! reconnect this replica tells all its browsers to read again.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::StreamExt;
 use kandev_core::api::{LiveUpdate, SharedLiveUpdate};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{Notify, broadcast, mpsc};
 use tokio::task::JoinHandle;
 
+use super::Audience;
 use crate::bus::BusError;
 
 /// Notices waiting to be published; past this a notice is dropped rather
@@ -25,12 +28,15 @@ pub(super) struct Outgoing {
     _incoming: Arc<StopOnDrop>,
 }
 
-/// Ends the task delivering other replicas' notices once the last hub is gone.
-struct StopOnDrop(JoinHandle<()>);
+/// Ends the tasks that deliver other replicas' notices and resync after a
+/// reconnect once the last hub is gone (they hold the NATS connection open).
+struct StopOnDrop(Vec<JoinHandle<()>>);
 
 impl Drop for StopOnDrop {
     fn drop(&mut self) {
-        self.0.abort();
+        for task in &self.0 {
+            task.abort();
+        }
     }
 }
 
@@ -38,10 +44,24 @@ impl Outgoing {
     pub(super) async fn connect(
         url: &str,
         subject: &str,
-        local: broadcast::Sender<(String, LiveUpdate)>,
+        local: broadcast::Sender<(Audience, LiveUpdate)>,
     ) -> Result<Outgoing, BusError> {
+        let reconnected = Arc::new(Notify::new());
+        let on_event = reconnected.clone();
         let client = async_nats::ConnectOptions::new()
             .no_echo()
+            .event_callback(move |event| {
+                let on_event = on_event.clone();
+                async move {
+                    match event {
+                        async_nats::Event::Connected => on_event.notify_one(),
+                        async_nats::Event::Disconnected => tracing::warn!(
+                            "live updates lost NATS: browsers miss other replicas' changes until it is back"
+                        ),
+                        _ => {}
+                    }
+                }
+            })
             .connect(url)
             .await
             .map_err(|e| BusError::Connect(format!("live updates: {e}")))?;
@@ -55,11 +75,12 @@ impl Outgoing {
             .flush()
             .await
             .map_err(|e| BusError::Subscribe(format!("live updates: {e}")))?;
+        let resync = tokio::spawn(resync_after_reconnects(client.clone(), reconnected, local.clone()));
         let deliver = tokio::spawn(async move {
             while let Some(msg) = incoming.next().await {
                 match SharedLiveUpdate::decode(&msg.payload) {
                     Some(shared) => {
-                        let _ = local.send((shared.workspace_id, shared.update));
+                        let _ = local.send((Audience::Workspace(shared.workspace_id), shared.update));
                     }
                     None => tracing::debug!("ignoring a malformed live update from another replica"),
                 }
@@ -77,7 +98,7 @@ impl Outgoing {
         Ok(Outgoing {
             tx,
             dropping: Arc::new(AtomicBool::new(false)),
-            _incoming: Arc::new(StopOnDrop(deliver)),
+            _incoming: Arc::new(StopOnDrop(vec![deliver, resync])),
         })
     }
 
@@ -93,6 +114,27 @@ impl Outgoing {
                 }
             }
             Err(mpsc::error::TrySendError::Closed(_)) => {}
+        }
+    }
+}
+
+/// After each (re)connection, once the server holds the subscription again
+/// (the flush's round trip comes after the client re-sends it), tells every
+/// local stream to read again: notices sent while apart never arrive.
+async fn resync_after_reconnects(
+    client: async_nats::Client,
+    reconnected: Arc<Notify>,
+    local: broadcast::Sender<(Audience, LiveUpdate)>,
+) {
+    loop {
+        reconnected.notified().await;
+        match client.flush().await {
+            Ok(()) => {
+                tracing::info!("live updates reached NATS again: every open page reads again");
+                let _ = local.send((Audience::Everyone, LiveUpdate::resync()));
+            }
+            // Out of reach again: the next reconnect tries once more.
+            Err(e) => tracing::debug!(error = %e, "live updates: no flush after a reconnect"),
         }
     }
 }

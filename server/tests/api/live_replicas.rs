@@ -132,3 +132,114 @@ async fn a_change_through_one_replica_reaches_a_browser_streaming_from_another()
         "r1 heard its own change twice"
     );
 }
+
+/// A `nats-server` of this test's own, so it can be stopped and started
+/// again on the same port without disturbing the tests sharing the other.
+struct OwnNats {
+    dir: std::path::PathBuf,
+    port: Option<u16>,
+    child: Option<tokio::process::Child>,
+}
+
+impl OwnNats {
+    async fn start(dir: &std::path::Path) -> OwnNats {
+        let mut nats = OwnNats {
+            dir: dir.to_path_buf(),
+            port: None,
+            child: None,
+        };
+        nats.start_again().await;
+        nats
+    }
+
+    fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port.expect("started"))
+    }
+
+    /// Starts it (on the port it had, if it ran before) and waits until it listens.
+    async fn start_again(&mut self) {
+        let log = self.dir.join("nats.log");
+        let out = std::fs::File::create(&log).expect("nats log");
+        // `-1`: a port the kernel picks, announced in the log.
+        let port = self.port.map_or("-1".to_string(), |p| p.to_string());
+        let child = tokio::process::Command::new("nats-server")
+            .args(["-js", "-a", "127.0.0.1", "-p", &port, "-sd"])
+            .arg(self.dir.join("js"))
+            .stdout(out.try_clone().expect("log handle"))
+            .stderr(out)
+            .kill_on_drop(true)
+            .spawn()
+            .expect("nats-server on PATH: run through `cargo xtask test`");
+        self.child = Some(child);
+        let listening = "Listening for client connections on 127.0.0.1:";
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            if let Some(rest) = text.split(listening).nth(1) {
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                self.port = Some(digits.parse().expect("nats-server's port"));
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "nats-server did not start:\n{text}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill().await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn after_nats_comes_back_every_open_stream_reads_again() {
+    let sim = simulator().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut nats = OwnNats::start(dir.path()).await;
+    let env = shared_env(&postgres_url().await, &sim.base, Some((&nats.url(), "live")));
+    let r1 = Replica::start(KANDEV.as_ref(), "r1", dir.path(), &env).await;
+    let r2 = Replica::start(KANDEV.as_ref(), "r2", dir.path(), &env).await;
+    let api = Api::default();
+    let ws = api.post(&r1.base, "/api/v1/workspaces", json!({"name": "W"})).await["id"]
+        .as_str()
+        .expect("workspace id")
+        .to_string();
+    let mut on_r2 = LiveStream::open(&r2.base, &ws).await;
+    let wait = Duration::from_secs(30);
+    let first = new_task(&api, &r1.base, &ws, "before the outage").await;
+    assert_eq!(on_r2.next(wait).await, task_updated(&first), "{}", r2.log_tail());
+
+    nats.stop().await;
+    // r2 cannot hear of this one while NATS is down.
+    let missed = new_task(&api, &r1.base, &ws, "during the outage").await;
+    nats.start_again().await;
+
+    // The page on r2 is told to read everything again, which shows `missed`.
+    // r1 may still deliver its notice of `missed` once reconnected; nothing else.
+    loop {
+        match on_r2.next(wait).await {
+            Some(n) if n == LiveUpdate::resync() => break,
+            Some(n) if Some(&n) == task_updated(&missed).as_ref() => {}
+            other => panic!(
+                "expected a resync after NATS came back, got {other:?}:\n{}",
+                r2.log_tail()
+            ),
+        }
+    }
+    // And r2 hears r1 again.
+    let after = new_task(&api, &r1.base, &ws, "after the outage").await;
+    loop {
+        match on_r2.next(wait).await {
+            Some(n) if Some(&n) == task_updated(&after).as_ref() => break,
+            Some(n) if Some(&n) == task_updated(&missed).as_ref() || n == LiveUpdate::resync() => {}
+            other => panic!(
+                "r2 stopped hearing r1 after NATS came back, got {other:?}:\n{}",
+                r2.log_tail()
+            ),
+        }
+    }
+}

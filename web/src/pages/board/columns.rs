@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use kandev_core::access::Level;
-use kandev_core::api::{CreateTask, LIVE_TASK_PR_UPDATED, LIVE_TASK_UPDATED, Task, TaskPr};
+use kandev_core::api::{CreateTask, LIVE_RESYNC, LIVE_TASK_PR_UPDATED, LIVE_TASK_UPDATED, Task, TaskPr};
 use kandev_core::board::{TaskStatus, move_targets};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -67,7 +67,7 @@ pub fn Board() -> impl IntoView {
                 });
             }
             // The stream lost notices: read everything again.
-            "resync" => {
+            LIVE_RESYNC => {
                 task_tick.update(|t| *t += 1);
                 pr_tick.update(|t| *t += 1);
             }
