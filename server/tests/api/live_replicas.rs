@@ -74,6 +74,19 @@ async fn new_task(api: &Api, base: &str, ws: &str, title: &str) -> String {
         .to_string()
 }
 
+/// Replicas r1 and r2 on `env`, and a workspace made through r1.
+async fn two_replicas(dir: &std::path::Path, env: &[(String, String)]) -> (Replica, Replica, String) {
+    let r1 = Replica::start(KANDEV.as_ref(), "r1", dir, env).await;
+    let r2 = Replica::start(KANDEV.as_ref(), "r2", dir, env).await;
+    let ws = Api::default()
+        .post(&r1.base, "/api/v1/workspaces", json!({"name": "W"}))
+        .await["id"]
+        .as_str()
+        .expect("workspace id")
+        .to_string();
+    (r1, r2, ws)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_change_through_one_replica_reaches_a_browser_streaming_from_another() {
     let sim = simulator().await;
@@ -81,13 +94,8 @@ async fn a_change_through_one_replica_reaches_a_browser_streaming_from_another()
     let nats = std::env::var("KANDEV_TEST_NATS_URL").expect("KANDEV_TEST_NATS_URL: run through `cargo xtask test`");
     let stream = format!("live_{}", uuid::Uuid::new_v4().simple());
     let env = shared_env(&postgres_url().await, &sim.base, Some((&nats, &stream)));
-    let r1 = Replica::start(KANDEV.as_ref(), "r1", dir.path(), &env).await;
-    let r2 = Replica::start(KANDEV.as_ref(), "r2", dir.path(), &env).await;
+    let (r1, r2, ws) = two_replicas(dir.path(), &env).await;
     let api = Api::default();
-    let ws = api.post(&r1.base, "/api/v1/workspaces", json!({"name": "W"})).await["id"]
-        .as_str()
-        .expect("workspace id")
-        .to_string();
     let mut on_r1 = LiveStream::open(&r1.base, &ws).await;
     let mut on_r2 = LiveStream::open(&r2.base, &ws).await;
     let wait = Duration::from_secs(15);
@@ -201,13 +209,8 @@ async fn after_nats_comes_back_every_open_stream_reads_again() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut nats = OwnNats::start(dir.path()).await;
     let env = shared_env(&postgres_url().await, &sim.base, Some((&nats.url(), "live")));
-    let r1 = Replica::start(KANDEV.as_ref(), "r1", dir.path(), &env).await;
-    let r2 = Replica::start(KANDEV.as_ref(), "r2", dir.path(), &env).await;
+    let (r1, r2, ws) = two_replicas(dir.path(), &env).await;
     let api = Api::default();
-    let ws = api.post(&r1.base, "/api/v1/workspaces", json!({"name": "W"})).await["id"]
-        .as_str()
-        .expect("workspace id")
-        .to_string();
     let mut on_r2 = LiveStream::open(&r2.base, &ws).await;
     let wait = Duration::from_secs(30);
     let first = new_task(&api, &r1.base, &ws, "before the outage").await;
