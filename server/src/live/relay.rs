@@ -7,7 +7,7 @@
 //! reconnect this replica tells all its browsers to read again.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use futures::StreamExt;
 use kandev_core::api::{LiveUpdate, SharedLiveUpdate};
@@ -48,13 +48,19 @@ impl Outgoing {
     ) -> Result<Outgoing, BusError> {
         let reconnected = Arc::new(Notify::new());
         let on_event = reconnected.clone();
+        // async-nats reports the first connection as `Connected` too; only
+        // the ones after it follow an outage.
+        let connects = Arc::new(AtomicUsize::new(0));
         let client = async_nats::ConnectOptions::new()
             .no_echo()
             .event_callback(move |event| {
                 let on_event = on_event.clone();
+                let connects = connects.clone();
                 async move {
                     match event {
-                        async_nats::Event::Connected => on_event.notify_one(),
+                        async_nats::Event::Connected if connects.fetch_add(1, Ordering::Relaxed) > 0 => {
+                            on_event.notify_one()
+                        }
                         async_nats::Event::Disconnected => tracing::warn!(
                             "live updates lost NATS: browsers miss other replicas' changes until it is back"
                         ),

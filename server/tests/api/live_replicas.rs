@@ -203,6 +203,9 @@ impl OwnNats {
     }
 }
 
+/// What a replica logs once its live updates reach NATS after an outage.
+const BACK: &str = "live updates reached NATS again";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn after_nats_comes_back_every_open_stream_reads_again() {
     let sim = simulator().await;
@@ -215,6 +218,8 @@ async fn after_nats_comes_back_every_open_stream_reads_again() {
     let wait = Duration::from_secs(30);
     let first = new_task(&api, &r1.base, &ws, "before the outage").await;
     assert_eq!(on_r2.next(wait).await, task_updated(&first), "{}", r2.log_tail());
+    // The first connection is not a reconnect: nothing to announce.
+    assert!(!r2.log_text().contains(BACK), "{}", r2.log_tail());
 
     nats.stop().await;
     // r2 cannot hear of this one while NATS is down.
@@ -233,6 +238,7 @@ async fn after_nats_comes_back_every_open_stream_reads_again() {
             ),
         }
     }
+    assert!(r2.log_text().contains(BACK), "{}", r2.log_tail());
     // And r2 hears r1 again.
     let after = new_task(&api, &r1.base, &ws, "after the outage").await;
     loop {
