@@ -35,6 +35,8 @@ struct Phase {
     errors: u64,
     seconds: f64,
     latencies: Latencies,
+    /// The server process's CPU time over the phase (user + system).
+    server_cpu: Option<f64>,
 }
 
 impl Phase {
@@ -76,7 +78,26 @@ impl Phase {
             self.percentile(0.99),
             self.errors
         );
+        if let Some(cpu) = self.server_cpu {
+            // Less at the mercy of other load on the machine than the rate.
+            println!(
+                "  server CPU {:.0} µs a request ({:.2} cores busy)",
+                cpu / (self.requests.max(1) as f64) * 1e6,
+                cpu / self.seconds.max(1e-9)
+            );
+        }
     }
+}
+
+/// The CPU time (user + system) process `pid` has used, from `/proc`; `None`
+/// where there is no such file.
+fn cpu_seconds(pid: Option<u32>) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid?)).ok()?;
+    // Fields after the parenthesised name; utime and stime are the 14th and 15th.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    // Linux reports them in USER_HZ, 100 a second on every architecture it exports to user space.
+    Some(ticks / 100.0)
 }
 
 /// A client that sends `credential` with every request.
@@ -193,6 +214,7 @@ where
         errors: errors.load(Ordering::Relaxed),
         seconds,
         latencies: merged,
+        server_cpu: None,
     }
 }
 
@@ -279,7 +301,8 @@ async fn run(backend: &str, database_url: &str, seconds: u64) -> (Phase, Phase) 
     .await;
 
     let health = format!("{base}/healthz");
-    let baseline = drive(
+    let cpu = cpu_seconds(server.pid());
+    let mut baseline = drive(
         &format!("{backend}: /healthz"),
         seconds,
         0,
@@ -292,6 +315,7 @@ async fn run(backend: &str, database_url: &str, seconds: u64) -> (Phase, Phase) 
         },
     )
     .await;
+    baseline.server_cpu = cpu.zip(cpu_seconds(server.pid())).map(|(a, b)| b - a);
     baseline.print();
 
     let (board, automations) = (
@@ -300,7 +324,8 @@ async fn run(backend: &str, database_url: &str, seconds: u64) -> (Phase, Phase) 
     );
     let task_urls: Vec<String> = tasks.iter().map(|t| format!("{base}/api/v1/tasks/{t}")).collect();
     let browser = client(signed_in_member(&api, &base, &ws).await);
-    let mix = drive(
+    let cpu = cpu_seconds(server.pid());
+    let mut mix = drive(
         &format!("{backend}: mixed API"),
         seconds,
         SUBSCRIBERS,
@@ -324,6 +349,7 @@ async fn run(backend: &str, database_url: &str, seconds: u64) -> (Phase, Phase) 
         },
     )
     .await;
+    mix.server_cpu = cpu.zip(cpu_seconds(server.pid())).map(|(a, b)| b - a);
     mix.print();
     for kind in ["board", "task write", "automations"] {
         println!(

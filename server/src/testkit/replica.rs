@@ -154,6 +154,11 @@ impl Replica {
         self.launch().await;
     }
 
+    /// The running process's id (benches read its CPU time from `/proc`).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(Child::id)
+    }
+
     /// Everything the process has logged so far.
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
