@@ -48,6 +48,39 @@ async fn health_metrics_openapi_and_the_web_app_are_served(db: Db) {
 }
 on_both_databases!(health_metrics_openapi_and_the_web_app_are_served);
 
+/// A small JSON answer goes out plain even to a client that accepts gzip
+/// (compressing it costs more than the bytes it saves); a large one is gzipped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_answers_go_out_plain_and_large_ones_gzipped() {
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace("Compression").await;
+    let raw = |path: String| {
+        app.client
+            .get(format!("{}{path}", app.base))
+            .header(reqwest::header::ACCEPT_ENCODING, "gzip")
+            .send()
+    };
+    let small = raw(format!("/api/v1/workspaces/{ws}")).await.expect("workspace");
+    assert_eq!(small.status(), StatusCode::OK);
+    assert!(
+        small.headers().get("content-encoding").is_none(),
+        "{:?}",
+        small.headers()
+    );
+    let body = small.bytes().await.expect("body");
+    assert!(
+        body.len() < usize::from(kandev_server::http::COMPRESS_FROM_BYTES),
+        "{} bytes",
+        body.len()
+    );
+    assert!(serde_json::from_slice::<serde_json::Value>(&body).is_ok(), "plain JSON");
+
+    let large = raw("/api/v1/openapi.json".into()).await.expect("openapi");
+    assert_eq!(large.status(), StatusCode::OK);
+    assert_eq!(large.headers()["content-encoding"], "gzip");
+    app.stop().await;
+}
+
 async fn trigger_type_registry_is_served_in_order_with_exact_values(db: Db) {
     let app = spawn_app(db).await;
     let r = app.get("/api/v1/automation-trigger-types").await;
