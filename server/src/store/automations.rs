@@ -1,5 +1,3 @@
-use std::collections::HashMap;
-
 use chrono::{DateTime, Utc};
 use kandev_core::TriggerType;
 use kandev_core::api::{Automation, PatchAutomation, Trigger};
@@ -48,19 +46,79 @@ const AUTOMATION_COLUMNS: &str = "id, workspace_id, name, description, prompt, t
     executor_profile_id, no_repository, enabled, max_concurrent_runs, last_triggered_at, created_at, updated_at";
 const TRIGGER_COLUMNS: &str = "id, automation_id, type, config, enabled, last_evaluated_at, created_at, updated_at";
 
+/// A trigger's column names in a row: as in its table, or prefixed beside
+/// its automation's (`list_automations`).
+struct TriggerNames {
+    id: &'static str,
+    automation_id: &'static str,
+    ty: &'static str,
+    config: &'static str,
+    enabled: &'static str,
+    last_evaluated_at: &'static str,
+    created_at: &'static str,
+    updated_at: &'static str,
+}
+
+const PLAIN: TriggerNames = TriggerNames {
+    id: "id",
+    automation_id: "automation_id",
+    ty: "type",
+    config: "config",
+    enabled: "enabled",
+    last_evaluated_at: "last_evaluated_at",
+    created_at: "created_at",
+    updated_at: "updated_at",
+};
+
+const JOINED: TriggerNames = TriggerNames {
+    id: "t_id",
+    automation_id: "t_automation_id",
+    ty: "t_type",
+    config: "t_config",
+    enabled: "t_enabled",
+    last_evaluated_at: "t_last_evaluated_at",
+    created_at: "t_created_at",
+    updated_at: "t_updated_at",
+};
+
+/// Between the repository ids folded into one column: a control character
+/// no id holds (ids are the server's UUIDs, checked on every write).
+const REPOSITORY_SEPARATOR: char = '\u{1f}';
+
+/// The statement behind `list_automations` ($1 the workspace, $2 the separator).
+fn list_sql() -> String {
+    let automation: Vec<String> = AUTOMATION_COLUMNS
+        .split(", ")
+        .map(|c| format!("a.{c} AS {c}"))
+        .collect();
+    let trigger: Vec<String> = TRIGGER_COLUMNS.split(", ").map(|c| format!("t.{c} AS t_{c}")).collect();
+    format!(
+        "SELECT {}, {}, (SELECT string_agg(r.repository_id, $2 ORDER BY r.position) \
+         FROM automation_repositories r WHERE r.automation_id = a.id) AS repository_ids \
+         FROM automations a LEFT JOIN automation_triggers t ON t.automation_id = a.id \
+         WHERE a.workspace_id = $1 ORDER BY a.created_at DESC, a.id DESC, t.created_at, t.id",
+        automation.join(", "),
+        trigger.join(", ")
+    )
+}
+
 fn trigger(row: &AnyRow) -> StoreResult<Trigger> {
-    let ty = row.text("type")?;
-    let raw = row.text("config")?;
+    trigger_named(row, &PLAIN)
+}
+
+fn trigger_named(row: &AnyRow, n: &TriggerNames) -> StoreResult<Trigger> {
+    let ty = row.text(n.ty)?;
+    let raw = row.text(n.config)?;
     Ok(Trigger {
-        id: row.text("id")?,
-        automation_id: row.text("automation_id")?,
+        id: row.text(n.id)?,
+        automation_id: row.text(n.automation_id)?,
         trigger_type: TriggerType::parse(&ty).ok_or_else(|| StoreError::Corrupt(format!("trigger type {ty}")))?,
         // stored raw: text that is not JSON is shown as a string rather than lost
         config: serde_json::from_str(&raw).unwrap_or(Value::String(raw)),
-        enabled: row.flag("enabled")?,
-        last_evaluated_at: row.opt_time("last_evaluated_at")?,
-        created_at: row.time("created_at")?,
-        updated_at: row.time("updated_at")?,
+        enabled: row.flag(n.enabled)?,
+        last_evaluated_at: row.opt_time(n.last_evaluated_at)?,
+        created_at: row.time(n.created_at)?,
+        updated_at: row.time(n.updated_at)?,
     })
 }
 
@@ -236,53 +294,36 @@ impl Store {
         Ok((automation(&first, vec![], repos)?, first))
     }
 
-    /// A workspace's automations, newest first, with triggers and repositories.
+    /// A workspace's automations, newest first, with triggers and repositories,
+    /// in one statement: a row per trigger (one row for an automation with
+    /// none), the repositories folded into each row in order. Under load each
+    /// statement is a hand-off to the connection's thread and back, which cost
+    /// more than the reads; three made this list cost as much as a task write.
     pub async fn list_automations(&self, workspace_id: &str) -> StoreResult<Vec<Automation>> {
-        // One connection for the three reads: a pool checkout each would
-        // triple the waits for a connection under load.
-        let mut conn = self.read().await?;
-        let rows = sqlx::query(AssertSqlSafe(format!(
-            "SELECT {AUTOMATION_COLUMNS} FROM automations WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC"
-        )))
-        .bind(workspace_id)
-        .fetch_all(&mut *conn)
-        .await?;
-        let trigger_rows = sqlx::query(AssertSqlSafe(format!(
-            "SELECT {TRIGGER_COLUMNS} FROM automation_triggers WHERE automation_id IN \
-             (SELECT id FROM automations WHERE workspace_id = $1) ORDER BY created_at, id"
-        )))
-        .bind(workspace_id)
-        .fetch_all(&mut *conn)
-        .await?;
-        let mut triggers: HashMap<String, Vec<Trigger>> = HashMap::new();
-        for r in &trigger_rows {
-            let t = trigger(r)?;
-            triggers.entry(t.automation_id.clone()).or_default().push(t);
+        let rows = sqlx::query(AssertSqlSafe(list_sql()))
+            .bind(workspace_id)
+            .bind(REPOSITORY_SEPARATOR.to_string())
+            .fetch_all(&mut *self.read().await?)
+            .await?;
+        let mut list: Vec<Automation> = vec![];
+        for r in &rows {
+            let id = r.text("id")?;
+            let a = match list.last_mut() {
+                Some(a) if a.id == id => a,
+                _ => {
+                    let repos = r
+                        .opt_text("repository_ids")?
+                        .map(|ids| ids.split(REPOSITORY_SEPARATOR).map(str::to_string).collect())
+                        .unwrap_or_default();
+                    list.push(automation(r, vec![], repos)?);
+                    list.last_mut().ok_or(StoreError::NotFound)?
+                }
+            };
+            if r.opt_text(JOINED.id)?.is_some() {
+                a.triggers.push(trigger_named(r, &JOINED)?);
+            }
         }
-        let repo_rows = sqlx::query(
-            "SELECT automation_id, repository_id FROM automation_repositories WHERE automation_id IN \
-             (SELECT id FROM automations WHERE workspace_id = $1) ORDER BY position",
-        )
-        .bind(workspace_id)
-        .fetch_all(&mut *conn)
-        .await?;
-        let mut repos: HashMap<String, Vec<String>> = HashMap::new();
-        for r in &repo_rows {
-            repos
-                .entry(r.text("automation_id")?)
-                .or_default()
-                .push(r.text("repository_id")?);
-        }
-        rows.iter()
-            .map(|r| {
-                let id = r.text("id")?;
-                automation(
-                    r,
-                    triggers.remove(&id).unwrap_or_default(),
-                    repos.remove(&id).unwrap_or_default(),
-                )
-            })
-            .collect()
+        Ok(list)
     }
 
     /// Writes the fields `edit` names, and only those, in one statement, so

@@ -279,6 +279,62 @@ async fn triggers_created_together_keep_their_order(db: Db) {
 }
 on_both_databases!(triggers_created_together_keep_their_order);
 
+/// The list is read in one statement, the single automation by another: an
+/// automation with no triggers, one with several, repositories in their
+/// chosen order — the list shows each exactly as its own page does.
+async fn the_list_shows_each_automation_as_its_own_page_does(db: Db) {
+    let app = spawn_app(db).await;
+    let ws = app.workspace("W").await;
+    let (r1, r2, r3) = (
+        app.repository(&ws, "acme", "one").await,
+        app.repository(&ws, "acme", "two").await,
+        app.repository(&ws, "acme", "three").await,
+    );
+    let kinds = ["github_pr", "github_pr_merged", "github_ci"];
+    let triggers: Vec<_> = kinds.iter().map(|k| json!({"type": k, "config": {}})).collect();
+    let made = [
+        app.automation(&ws, json!({"name": "Bare", "repository_ids": [r3, r1]}))
+            .await,
+        app.automation(&ws, json!({"name": "Busy", "triggers": triggers})).await,
+        app.automation(
+            &ws,
+            json!({"name": "One", "triggers": [{"type": "scheduled", "config": {}}], "repository_ids": [r2]}),
+        )
+        .await,
+    ];
+    let other = app.workspace("Other").await;
+    app.automation(&other, json!({"name": "Elsewhere", "triggers": triggers}))
+        .await;
+
+    let list = app.get(&format!("/api/v1/workspaces/{ws}/automations")).await;
+    assert_eq!(list.status, StatusCode::OK);
+    let list = list.body.as_array().expect("array").clone();
+    let mut ids: Vec<&str> = list.iter().map(|a| a["id"].as_str().unwrap()).collect();
+    for a in &list {
+        let own = app
+            .get(&format!("/api/v1/automations/{}", a["id"].as_str().unwrap()))
+            .await;
+        assert_eq!(&own.body, a, "listed as on its own page");
+    }
+    let by_name = |name: &str| list.iter().find(|a| a["name"] == name).expect(name);
+    assert_eq!(by_name("Bare")["repository_ids"], json!([r3, r1]));
+    assert_eq!(by_name("Bare")["triggers"], json!([]));
+    let busy: Vec<&str> = by_name("Busy")["triggers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(busy, kinds);
+    assert_eq!(by_name("One")["repository_ids"], json!([r2]));
+    ids.sort_unstable();
+    let mut want: Vec<&str> = made.iter().map(|a| a["id"].as_str().unwrap()).collect();
+    want.sort_unstable();
+    assert_eq!(ids, want, "this workspace's three, once each");
+    app.stop().await;
+}
+on_both_databases!(the_list_shows_each_automation_as_its_own_page_does);
+
 /// The editor's next-run preview comes from the scheduler's own rule, so the
 /// zone database stays out of the browser.
 async fn schedule_preview_lists_the_scheduler_runs_and_refuses_bad_schedules(db: Db) {
