@@ -6,7 +6,6 @@
 use chrono::{DateTime, Utc};
 use kandev_core::access::{Role, Scope};
 use kandev_core::api::User;
-use sqlx::any::AnyRow;
 
 use super::members::parse_role;
 use super::rows::RowExt;
@@ -149,7 +148,7 @@ macro_rules! caller_at_sql {
 }
 
 /// A place from a row's `ws`, `role` and `board_version` (`None` when `ws` is null).
-fn place_of(r: &AnyRow) -> StoreResult<Option<Place>> {
+fn place_of(r: &impl RowExt) -> StoreResult<Option<Place>> {
     let Some(workspace_id) = r.opt_text("ws")? else {
         return Ok(None);
     };
@@ -160,6 +159,27 @@ fn place_of(r: &AnyRow) -> StoreResult<Option<Place>> {
     }))
 }
 
+/// What `caller` reads from its row: the caller, the place when asked for,
+/// and for an API token its id and when its use was last noted.
+struct CallerRow {
+    found: CallerAt,
+    token: Option<(String, Option<DateTime<Utc>>)>,
+}
+
+fn caller_row(row: &impl RowExt, api_token: bool, at: bool) -> StoreResult<CallerRow> {
+    Ok(CallerRow {
+        found: CallerAt {
+            user: user(row)?.user,
+            place: if at { place_of(row)? } else { None },
+        },
+        token: if api_token {
+            Some((row.text("token_id")?, row.opt_time("token_used_at")?))
+        } else {
+            None
+        },
+    })
+}
+
 impl Store {
     /// What the guard needs about the resource a route's scope names, in one
     /// read: its workspace, the caller's role there (`user_id` `None`: no
@@ -168,9 +188,15 @@ impl Store {
     pub async fn place(&self, scope: Scope, id: &str, user_id: Option<&str>) -> StoreResult<Option<Place>> {
         let sql = by_scope!(scope, place_sql);
         // No user binds an id no member has (ids are never empty).
+        let params = [id, user_id.unwrap_or_default()];
+        if let Some(inline) = &self.inline
+            && let Some(read) = inline.first_row(sql, &params, |r| place_of(r))
+        {
+            return read.map(Option::flatten);
+        }
         let row = sqlx::query(sql)
-            .bind(id)
-            .bind(user_id.unwrap_or_default())
+            .bind(params[0])
+            .bind(params[1])
             .fetch_optional(&mut *self.read().await?)
             .await?;
         row.as_ref().map(place_of).transpose().map(Option::flatten)
@@ -192,39 +218,56 @@ impl Store {
             (Credential::ApiToken(_), Some((scope, _))) => by_scope!(scope, caller_at_sql, token),
             (Credential::WebSession(_), Some((scope, _))) => by_scope!(scope, caller_at_sql, session),
         };
-        let (hash, expiring) = match credential {
-            Credential::ApiToken(h) => (h, false),
-            Credential::WebSession(h) => (h, true),
+        let (hash, api_token) = match credential {
+            Credential::ApiToken(h) => (h, true),
+            Credential::WebSession(h) => (h, false),
         };
-        let mut query = sqlx::query(sql).bind(hash);
-        if let Some((_, id)) = at {
-            query = query.bind(id);
+        // In `$n` order: the hash, the resource's id if any, now for a session.
+        let now_text = time_to_text(now);
+        let mut params = vec![hash];
+        params.extend(at.map(|(_, id)| id));
+        if !api_token {
+            params.push(&now_text);
         }
-        if expiring {
-            query = query.bind(time_to_text(now));
+        let place = at.is_some();
+        let found = match self
+            .inline
+            .as_ref()
+            .and_then(|i| i.first_row(sql, &params, |r| caller_row(r, api_token, place)))
+        {
+            Some(found) => found?,
+            None => {
+                let mut query = sqlx::query(sql);
+                for p in &params {
+                    query = query.bind(*p);
+                }
+                let row = query.fetch_optional(&mut *self.read().await?).await?;
+                row.as_ref().map(|r| caller_row(r, api_token, place)).transpose()?
+            }
+        };
+        let Some(found) = found else { return Ok(None) };
+        if let Some((token_id, used_at)) = found.token {
+            self.note_token_use(&token_id, used_at, now).await?;
         }
-        let row = query.fetch_optional(&mut *self.read().await?).await?;
-        let Some(row) = row else { return Ok(None) };
-        if let Credential::ApiToken(_) = credential {
-            self.note_token_use(&row, now).await?;
-        }
-        Ok(Some(CallerAt {
-            user: user(&row)?.user,
-            place: if at.is_some() { place_of(&row)? } else { None },
-        }))
+        Ok(Some(found.found))
     }
 
     /// Records a token's use when the recorded one is stale. Two replicas'
     /// touches cannot move it backwards.
-    async fn note_token_use(&self, row: &AnyRow, now: DateTime<Utc>) -> StoreResult<()> {
-        if !kandev_core::access::token_use_due(row.opt_time("token_used_at")?, now) {
+    async fn note_token_use(
+        &self,
+        token_id: &str,
+        used_at: Option<DateTime<Utc>>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<()> {
+        if !kandev_core::access::token_use_due(used_at, now) {
             return Ok(());
         }
         let stale = now - chrono::Duration::seconds(kandev_core::access::TOKEN_USE_RESOLUTION_SECS);
         sqlx::query(
             "UPDATE api_tokens SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)",
         )
-        .bind(row.text("token_id")?)
+        .bind(token_id)
         .bind(time_to_text(now))
         .bind(time_to_text(stale))
         .execute(&mut *self.writer().await?)

@@ -10,6 +10,7 @@ pub mod automations;
 pub mod evaluations;
 pub mod github_state;
 mod guard_reads;
+mod inline;
 pub mod leases;
 mod lone;
 mod members;
@@ -31,6 +32,7 @@ pub use automations::{AutomationBrief, AutomationRecord, NewAutomation, TriggerR
 pub use evaluations::EvaluationRecord;
 pub use github_state::MergerJob;
 pub use guard_reads::{CallerAt, Credential, Place};
+use inline::InlineReads;
 use lone::LoneWriter;
 pub use readers::ReadConn;
 use readers::Readers;
@@ -93,6 +95,8 @@ pub struct Store {
     turn: Option<Turn>,
     /// SQLite's lone write statements, run in batches on a thread of their own.
     lone: Option<LoneWriter>,
+    /// SQLite's guard reads, run on the asking thread (see `inline`).
+    inline: Option<Arc<InlineReads>>,
 }
 
 const MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -274,12 +278,20 @@ impl Store {
             Backend::Sqlite => Some(Readers::new(pool.clone(), SQLITE_READERS)),
             Backend::Postgres => None,
         };
+        let inline = match backend {
+            Backend::Sqlite => {
+                let file = sqlx::sqlite::SqliteConnectOptions::from_str(&url)?;
+                Some(Arc::new(InlineReads::new(file.get_filename())))
+            }
+            Backend::Postgres => None,
+        };
         Ok(Store {
             pool,
             readers,
             backend,
             turn,
             lone,
+            inline,
         })
     }
 
@@ -371,6 +383,9 @@ impl Store {
         }
         if let Some(readers) = &self.readers {
             readers.close();
+        }
+        if let Some(inline) = &self.inline {
+            inline.close();
         }
         self.pool.close().await;
     }

@@ -1,4 +1,5 @@
-//! Reading typed values out of `Any` rows.
+//! Reading typed values out of rows: sqlx's `Any` rows and, for the
+//! guard's inline reads on SQLite, rusqlite's.
 
 use chrono::{DateTime, Utc};
 use sqlx::Row;
@@ -11,10 +12,23 @@ pub(crate) trait RowExt {
     fn opt_text(&self, col: &str) -> StoreResult<Option<String>>;
     fn int(&self, col: &str) -> StoreResult<i64>;
     fn opt_int(&self, col: &str) -> StoreResult<Option<i64>>;
-    fn flag(&self, col: &str) -> StoreResult<bool>;
-    fn time(&self, col: &str) -> StoreResult<DateTime<Utc>>;
-    fn opt_time(&self, col: &str) -> StoreResult<Option<DateTime<Utc>>>;
-    fn json(&self, col: &str) -> StoreResult<serde_json::Value>;
+
+    fn flag(&self, col: &str) -> StoreResult<bool> {
+        Ok(self.int(col)? != 0)
+    }
+
+    fn time(&self, col: &str) -> StoreResult<DateTime<Utc>> {
+        text_to_time(&self.text(col)?)
+    }
+
+    fn opt_time(&self, col: &str) -> StoreResult<Option<DateTime<Utc>>> {
+        self.opt_text(col)?.as_deref().map(text_to_time).transpose()
+    }
+
+    fn json(&self, col: &str) -> StoreResult<serde_json::Value> {
+        let raw = self.text(col)?;
+        serde_json::from_str(&raw).map_err(|e| StoreError::Corrupt(format!("bad json in {col}: {e}")))
+    }
 }
 
 impl RowExt for AnyRow {
@@ -32,23 +46,6 @@ impl RowExt for AnyRow {
 
     fn opt_int(&self, col: &str) -> StoreResult<Option<i64>> {
         Ok(self.try_get::<Option<i64>, _>(col)?)
-    }
-
-    fn flag(&self, col: &str) -> StoreResult<bool> {
-        Ok(self.int(col)? != 0)
-    }
-
-    fn time(&self, col: &str) -> StoreResult<DateTime<Utc>> {
-        text_to_time(&self.text(col)?)
-    }
-
-    fn opt_time(&self, col: &str) -> StoreResult<Option<DateTime<Utc>>> {
-        self.opt_text(col)?.as_deref().map(text_to_time).transpose()
-    }
-
-    fn json(&self, col: &str) -> StoreResult<serde_json::Value> {
-        let raw = self.text(col)?;
-        serde_json::from_str(&raw).map_err(|e| StoreError::Corrupt(format!("bad json in {col}: {e}")))
     }
 }
 

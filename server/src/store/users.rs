@@ -15,7 +15,7 @@ pub struct UserRecord {
     pub password_hash: String,
 }
 
-pub(super) fn user(row: &AnyRow) -> StoreResult<UserRecord> {
+pub(super) fn user(row: &impl RowExt) -> StoreResult<UserRecord> {
     Ok(UserRecord {
         user: User {
             id: row.text("id")?,

@@ -30,6 +30,39 @@ async fn a_write_on_sqlite_is_not_held_behind_readers_holding_every_connection()
     drop(readers);
 }
 
+/// On SQLite the guard reads the caller and the resource's place on a
+/// connection of its own, synchronously, with no hand-off to a connection
+/// thread: a member's request for a cached board is answered while every
+/// pooled read connection is held.
+#[tokio::test]
+async fn on_sqlite_the_guard_reads_without_a_pooled_connection() {
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace("W").await;
+    app.task(&ws, "One").await;
+    let mia = app.person("mia", false).await;
+    app.add_member(&ws, &mia, "member").await;
+    let board = format!("{}/api/v1/workspaces/{ws}/tasks", app.base);
+    let first = mia.client.get(&board).send().await.expect("board");
+    assert_eq!(first.status(), reqwest::StatusCode::OK, "the board is cached");
+    let store = &app.services().store;
+    let mut readers = vec![];
+    while let Ok(Ok(c)) = tokio::time::timeout(Duration::from_millis(300), store.read()).await {
+        readers.push(c);
+    }
+    assert!(!readers.is_empty(), "every read connection is held");
+    let again = mia
+        .client
+        .get(&board)
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .expect("the guard did not wait for a pooled read connection");
+    assert_eq!(again.status(), reqwest::StatusCode::OK);
+    let tasks: serde_json::Value = again.json().await.expect("JSON");
+    assert_eq!(tasks[0]["title"], "One");
+    drop(readers);
+}
+
 /// An in-memory SQLite database would be a different empty database on
 /// every pooled connection (reads, writes, migrations): refused at start.
 #[tokio::test]
