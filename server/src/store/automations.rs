@@ -85,7 +85,10 @@ const JOINED: TriggerNames = TriggerNames {
 /// no id holds (ids are the server's UUIDs, checked on every write).
 const REPOSITORY_SEPARATOR: char = '\u{1f}';
 
-/// The statement behind `list_automations` ($1 the workspace, $2 the separator).
+/// The statement behind `list_automations` ($1 the workspace, $2 the
+/// separator), built once: the list is on a hot path.
+static LIST_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(list_sql);
+
 fn list_sql() -> String {
     let automation: Vec<String> = AUTOMATION_COLUMNS
         .split(", ")
@@ -300,7 +303,7 @@ impl Store {
     /// statement is a hand-off to the connection's thread and back, which cost
     /// more than the reads; three made this list cost as much as a task write.
     pub async fn list_automations(&self, workspace_id: &str) -> StoreResult<Vec<Automation>> {
-        let rows = sqlx::query(AssertSqlSafe(list_sql()))
+        let rows = sqlx::query(AssertSqlSafe(LIST_SQL.as_str()))
             .bind(workspace_id)
             .bind(REPOSITORY_SEPARATOR.to_string())
             .fetch_all(&mut *self.read().await?)
