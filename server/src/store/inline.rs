@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rusqlite::{Connection, OpenFlags, Row};
 
@@ -20,10 +21,18 @@ use super::{StoreError, StoreResult};
 /// Idle connections kept; one is in use per thread reading at that moment.
 const KEEP_IDLE: usize = 16;
 
+/// Prepared statements kept per connection: the guard's statements (one per
+/// credential kind and scope, and the admin's places) are about twenty, more
+/// than rusqlite's default sixteen, which would re-prepare them in turn.
+const STATEMENTS: usize = 64;
+
+/// `$1`, `$2`, … by position; the guard's statements take at most three.
+const PARAMETER_NAMES: [&str; 4] = ["$1", "$2", "$3", "$4"];
+
 pub(super) struct InlineReads {
     path: PathBuf,
     idle: Mutex<Vec<Connection>>,
-    closed: std::sync::atomic::AtomicBool,
+    closed: AtomicBool,
 }
 
 impl InlineReads {
@@ -43,6 +52,7 @@ impl InlineReads {
         )?;
         conn.busy_timeout(std::time::Duration::ZERO)?;
         conn.pragma_update(None, "query_only", true)?;
+        conn.set_prepared_statement_cache_capacity(STATEMENTS);
         Ok(conn)
     }
 
@@ -55,7 +65,7 @@ impl InlineReads {
         params: &[&str],
         map: impl FnOnce(&Row<'_>) -> StoreResult<T>,
     ) -> Option<StoreResult<Option<T>>> {
-        if self.closed.load(std::sync::atomic::Ordering::Acquire) {
+        if self.closed.load(Ordering::Acquire) {
             return None;
         }
         let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
@@ -70,7 +80,7 @@ impl InlineReads {
             },
         };
         let answer = read(&conn, sql, params, map);
-        if !self.closed.load(std::sync::atomic::Ordering::Acquire) {
+        if !self.closed.load(Ordering::Acquire) {
             let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
             if idle.len() < KEEP_IDLE {
                 idle.push(conn);
@@ -85,7 +95,7 @@ impl InlineReads {
 
     /// Lets every connection go; later reads go through sqlx.
     pub(super) fn close(&self) {
-        self.closed.store(true, std::sync::atomic::Ordering::Release);
+        self.closed.store(true, Ordering::Release);
         self.idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 }
@@ -111,9 +121,16 @@ fn read<T>(
     map: impl FnOnce(&Row<'_>) -> StoreResult<T>,
 ) -> Result<Option<T>, Unanswered> {
     let mut stmt = conn.prepare_cached(sql)?;
-    for (i, value) in params.iter().enumerate() {
+    if params.len() > PARAMETER_NAMES.len() {
+        return Err(Unanswered::Failed(StoreError::Unavailable(format!(
+            "inline read: {} parameters, at most {}",
+            params.len(),
+            PARAMETER_NAMES.len()
+        ))));
+    }
+    for (name, value) in PARAMETER_NAMES.iter().zip(params) {
         // A `$n` used twice is one parameter; one not used is skipped.
-        if let Some(at) = stmt.parameter_index(&format!("${}", i + 1))? {
+        if let Some(at) = stmt.parameter_index(name)? {
             stmt.raw_bind_parameter(at, *value)?;
         }
     }
