@@ -33,6 +33,8 @@ pub struct Metrics {
     requests_shed: Family<Labels, Counter>,
     board_reads: Family<Labels, Counter>,
     lone_writes_waiting: Gauge,
+    guard_reads_gathered: Counter,
+    guard_statements_gathered: Counter,
 }
 
 impl Default for Metrics {
@@ -115,9 +117,23 @@ impl Default for Metrics {
             "SQLite write statements queued for the writer thread when scraped (0 on PostgreSQL)",
             lone_writes_waiting.clone(),
         );
+        let guard_reads_gathered = Counter::default();
+        registry.register(
+            "store_guard_reads_gathered",
+            "PostgreSQL guard reads answered by gathered statements (0 on SQLite)",
+            guard_reads_gathered.clone(),
+        );
+        let guard_statements_gathered = Counter::default();
+        registry.register(
+            "store_guard_statements_gathered",
+            "Statements that answered the gathered guard reads",
+            guard_statements_gathered.clone(),
+        );
         Metrics {
             registry: Arc::new(Mutex::new(registry)),
             board_reads,
+            guard_reads_gathered,
+            guard_statements_gathered,
             lone_writes_waiting,
             requests_shed,
             outbox_published,
@@ -177,6 +193,16 @@ impl Metrics {
     pub fn lone_writes_waiting(&self, statements: usize) {
         self.lone_writes_waiting
             .set(i64::try_from(statements).unwrap_or(i64::MAX));
+    }
+
+    /// The store's gathered guard reads so far, caught up when scraped.
+    pub fn guard_reads_gathered(&self, reads: u64, statements: u64) {
+        for (counter, now) in [
+            (&self.guard_reads_gathered, reads),
+            (&self.guard_statements_gathered, statements),
+        ] {
+            counter.inc_by(now.saturating_sub(counter.get()));
+        }
     }
 
     /// The outbox's backlog: events waiting and the oldest one's age.

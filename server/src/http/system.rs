@@ -35,6 +35,8 @@ pub async fn healthz(State(s): State<AppState>) -> impl IntoResponse {
 pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
     s.metrics
         .lone_writes_waiting(s.store.lone_writes_waiting().unwrap_or(0));
+    let gathered = s.store.gathered_counts();
+    s.metrics.guard_reads_gathered(gathered.reads, gathered.statements);
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         s.metrics.render(),

@@ -194,6 +194,11 @@ impl Store {
         {
             return read.map(Option::flatten);
         }
+        if let Some(gathered) = &self.gathered
+            && let Some(row) = gathered.first_row(sql, &params).await
+        {
+            return row?.as_ref().map(place_of).transpose().map(Option::flatten);
+        }
         let row = sqlx::query(sql)
             .bind(params[0])
             .bind(params[1])
@@ -230,13 +235,18 @@ impl Store {
             params.push(&now_text);
         }
         let place = at.is_some();
-        let found = match self
+        let inline = self
             .inline
             .as_ref()
-            .and_then(|i| i.first_row(sql, &params, |r| caller_row(r, api_token, place)))
-        {
-            Some(found) => found?,
-            None => {
+            .and_then(|i| i.first_row(sql, &params, |r| caller_row(r, api_token, place)));
+        let gathered = match (&inline, &self.gathered) {
+            (None, Some(g)) => g.first_row(sql, &params).await,
+            _ => None,
+        };
+        let found = match (inline, gathered) {
+            (Some(found), _) => found?,
+            (None, Some(row)) => row?.as_ref().map(|r| caller_row(r, api_token, place)).transpose()?,
+            (None, None) => {
                 let mut query = sqlx::query(sql);
                 for p in &params {
                     query = query.bind(*p);

@@ -8,6 +8,7 @@
 pub mod agents;
 pub mod automations;
 pub mod evaluations;
+mod gathered;
 pub mod github_state;
 mod guard_reads;
 mod inline;
@@ -30,6 +31,8 @@ mod workspaces;
 pub use agents::SessionRecord;
 pub use automations::{AutomationBrief, AutomationRecord, NewAutomation, TriggerRecord, TriggerWithAutomation};
 pub use evaluations::EvaluationRecord;
+pub use gathered::GatheredCounts;
+use gathered::GatheredReads;
 pub use github_state::MergerJob;
 pub use guard_reads::{CallerAt, Credential, Place};
 use inline::InlineReads;
@@ -97,6 +100,8 @@ pub struct Store {
     lone: Option<LoneWriter>,
     /// SQLite's guard reads, run on the asking thread (see `inline`).
     inline: Option<Arc<InlineReads>>,
+    /// PostgreSQL's guard reads, gathered into shared statements (see `gathered`).
+    gathered: Option<Arc<GatheredReads>>,
 }
 
 const MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -285,6 +290,10 @@ impl Store {
             }
             Backend::Postgres => None,
         };
+        let gathered = match backend {
+            Backend::Postgres => Some(GatheredReads::new(pool.clone())),
+            Backend::Sqlite => None,
+        };
         Ok(Store {
             pool,
             readers,
@@ -292,6 +301,7 @@ impl Store {
             turn,
             lone,
             inline,
+            gathered,
         })
     }
 
@@ -371,6 +381,12 @@ impl Store {
             Some(readers) => readers.take().await,
             None => Ok(ReadConn::pooled(self.pool.acquire().await?)),
         }
+    }
+
+    /// Guard reads answered by gathered statements on PostgreSQL, and how
+    /// many statements answered them (zero on SQLite, which reads inline).
+    pub fn gathered_counts(&self) -> GatheredCounts {
+        self.gathered.as_ref().map(|g| g.counts()).unwrap_or_default()
     }
 
     pub fn backend(&self) -> Backend {

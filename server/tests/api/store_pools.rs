@@ -183,3 +183,151 @@ async fn cancelled_reads_give_back_usable_connections() {
         "every read connection came back"
     );
 }
+
+/// One guard read as the test asks it, so the same list can be asked one at
+/// a time and all at once.
+#[derive(Clone)]
+enum GuardAsk {
+    Caller(kandev_server::store::Credential<'static>, Option<(Scope, &'static str)>),
+    Place(Scope, &'static str, Option<&'static str>),
+}
+
+/// What a guard read answered, as comparable text.
+async fn ask(store: &kandev_server::store::Store, q: &GuardAsk, now: chrono::DateTime<chrono::Utc>) -> String {
+    match q {
+        GuardAsk::Caller(credential, at) => format!("{:?}", store.caller(*credential, *at, now).await.expect("caller")),
+        GuardAsk::Place(scope, id, user) => format!("{:?}", store.place(*scope, id, *user).await.expect("place")),
+    }
+}
+
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+use kandev_core::access::Scope;
+
+/// On PostgreSQL guard reads that arrive together share statements (one
+/// round trip answers many requests), and each still gets exactly the answer
+/// it gets when read alone: other callers, other workspaces, a missing
+/// resource, an unknown or expired credential, and an id full of SQL and
+/// JSON punctuation.
+#[tokio::test]
+async fn on_postgres_guard_reads_arriving_together_share_statements_and_keep_their_own_answers() {
+    use kandev_server::access::credentials::hash_secret;
+    use kandev_server::store::Credential;
+    let app = spawn_app(Db::Postgres).await;
+    let (w1, w2) = (app.workspace("One").await, app.workspace("Two").await);
+    let task = app.task(&w1, "In one").await;
+    let (mia, bob) = (app.person("mia", false).await, app.person("bob", false).await);
+    app.add_member(&w1, &mia, "member").await;
+    app.add_member(&w2, &bob, "viewer").await;
+    let store = &app.services().store;
+    let now = chrono::Utc::now();
+    let (live, expired) = ("session-live", "session-expired");
+    store
+        .create_web_session(&hash_secret(live), &bob.id, now, now + chrono::Duration::hours(1))
+        .await
+        .expect("session");
+    store
+        .create_web_session(
+            &hash_secret(expired),
+            &bob.id,
+            now - chrono::Duration::hours(2),
+            now - chrono::Duration::hours(1),
+        )
+        .await
+        .expect("session");
+    let (w1, w2, task) = (leak(w1), leak(w2), leak(task));
+    let (mia_token, bob_token) = (leak(hash_secret(&mia.token)), leak(hash_secret(&bob.token)));
+    let (mia_id, bob_id) = (leak(mia.id.clone()), leak(bob.id.clone()));
+    let hostile = "'; DROP TABLE users; --\"}]$2\\";
+    let asks = vec![
+        GuardAsk::Caller(Credential::ApiToken(mia_token), Some((Scope::Workspace, w1))),
+        GuardAsk::Caller(Credential::ApiToken(mia_token), Some((Scope::Workspace, w2))),
+        GuardAsk::Caller(Credential::ApiToken(bob_token), Some((Scope::Workspace, w2))),
+        GuardAsk::Caller(Credential::ApiToken(mia_token), Some((Scope::Task, task))),
+        GuardAsk::Caller(
+            Credential::ApiToken(mia_token),
+            Some((Scope::Workspace, "no-such-workspace")),
+        ),
+        GuardAsk::Caller(Credential::ApiToken(mia_token), Some((Scope::Workspace, hostile))),
+        GuardAsk::Caller(Credential::ApiToken("0000"), Some((Scope::Workspace, w1))),
+        GuardAsk::Caller(Credential::ApiToken(mia_token), None),
+        GuardAsk::Caller(
+            Credential::WebSession(leak(hash_secret(live))),
+            Some((Scope::Workspace, w2)),
+        ),
+        GuardAsk::Caller(
+            Credential::WebSession(leak(hash_secret(live))),
+            Some((Scope::Workspace, w1)),
+        ),
+        GuardAsk::Caller(
+            Credential::WebSession(leak(hash_secret(expired))),
+            Some((Scope::Workspace, w2)),
+        ),
+        GuardAsk::Place(Scope::Workspace, w1, Some(mia_id)),
+        GuardAsk::Place(Scope::Workspace, w1, Some(bob_id)),
+        GuardAsk::Place(Scope::Task, task, None),
+        GuardAsk::Place(Scope::Workspace, hostile, Some(mia_id)),
+    ];
+    let mut alone = vec![];
+    for q in &asks {
+        alone.push(ask(store, q, now).await);
+    }
+    assert!(
+        alone[0].contains("Some(Member)") && alone[0].contains(w1),
+        "{}",
+        alone[0]
+    );
+    assert!(alone[2].contains("Some(Viewer)"), "{}", alone[2]);
+    assert!(
+        alone[6] == "None" && alone[10] == "None",
+        "unknown and expired: {alone:?}"
+    );
+    assert!(
+        alone[8].contains("bob") && alone[8].contains("Some(Viewer)"),
+        "{}",
+        alone[8]
+    );
+    assert_eq!(alone[14], "None", "the hostile id names nothing");
+
+    let users = app.count("users").await;
+    let before = store.gathered_counts();
+    let rounds = 8;
+    let together: Vec<String> =
+        futures::future::join_all((0..rounds).flat_map(|_| asks.iter()).map(|q| ask(store, q, now))).await;
+    for (i, answer) in together.iter().enumerate() {
+        assert_eq!(answer, &alone[i % asks.len()], "read {i} answered another's question");
+    }
+    let after = store.gathered_counts();
+    let (reads, statements) = (after.reads - before.reads, after.statements - before.statements);
+    assert_eq!(
+        reads,
+        (rounds * asks.len()) as u64,
+        "every guard read went through the gathering"
+    );
+    assert!(
+        statements * 4 <= reads,
+        "{reads} reads arriving together took {statements} statements"
+    );
+    assert_eq!(app.count("users").await, users, "users intact");
+
+    // An id PostgreSQL refuses outright (a NUL byte, which a URL can carry
+    // as %00) fails its own read only, never those gathered with it.
+    let refused = store.place(Scope::Workspace, "a\0b", Some(mia_id));
+    let others = futures::future::join_all((0..rounds).flat_map(|_| asks.iter()).map(|q| ask(store, q, now)));
+    let (refused, others) = tokio::join!(refused, others);
+    assert!(refused.is_err(), "{refused:?}");
+    for (i, answer) in others.iter().enumerate() {
+        assert_eq!(answer, &alone[i % asks.len()], "read {i} beside a refused one");
+    }
+    let metrics = app.metrics().await;
+    let scraped = |name: &str| -> u64 {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {metrics}"))
+    };
+    assert!(scraped("kandev_store_guard_reads_gathered_total") >= after.reads);
+    assert!(scraped("kandev_store_guard_statements_gathered_total") >= after.statements);
+}
