@@ -197,6 +197,8 @@ impl Metrics {
 
     /// The store's gathered guard reads so far, caught up when scraped.
     pub fn guard_reads_gathered(&self, reads: u64, statements: u64) {
+        // Two scrapes at once would each add the same difference: one at a time.
+        let _one_at_a_time = self.registry.lock().unwrap_or_else(|p| p.into_inner());
         for (counter, now) in [
             (&self.guard_reads_gathered, reads),
             (&self.guard_statements_gathered, statements),
@@ -238,5 +240,37 @@ impl Metrics {
             out.clear();
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Metrics;
+
+    /// Scrapes that catch the gathered counts up at the same moment add the
+    /// difference once, not once each.
+    #[test]
+    fn scrapes_catching_up_at_once_count_each_read_once() {
+        for _ in 0..1000 {
+            let metrics = Metrics::default();
+            let start = std::sync::Barrier::new(8);
+            std::thread::scope(|s| {
+                for _ in 0..8 {
+                    s.spawn(|| {
+                        start.wait();
+                        metrics.guard_reads_gathered(1000, 10);
+                    });
+                }
+            });
+            let text = metrics.render();
+            assert!(
+                text.contains("kandev_store_guard_reads_gathered_total 1000\n"),
+                "{text}"
+            );
+            assert!(
+                text.contains("kandev_store_guard_statements_gathered_total 10\n"),
+                "{text}"
+            );
+        }
     }
 }
