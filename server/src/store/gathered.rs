@@ -20,14 +20,12 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyPool, AssertSqlSafe};
 use tokio::sync::oneshot;
 
+use super::guard_reads::PARAMETER_NAMES;
 use super::rows::RowExt;
 use super::{StoreError, StoreResult};
 
 /// The most reads one statement answers; more wait for the next.
 const MAX_GATHERED: usize = 128;
-
-/// `$1`…`$4` by position: the guard's statements take at most three.
-const PARAMETERS: usize = 4;
 
 /// A reader's answer: its row if any, or why there is none.
 type Answer = Result<Option<AnyRow>, Unanswered>;
@@ -99,7 +97,7 @@ impl GatheredReads {
         sql: &'static str,
         params: &[&str],
     ) -> Option<StoreResult<Option<AnyRow>>> {
-        if params.len() > PARAMETERS {
+        if params.len() > PARAMETER_NAMES.len() {
             return None;
         }
         let (reply, answer) = oneshot::channel();
@@ -261,10 +259,10 @@ fn parameter_sets(batch: &[Waiter]) -> String {
 fn gathered_sql(sql: &str) -> String {
     let mut body = sql.to_string();
     // Highest first, so `$1` never eats the start of a longer name.
-    for n in (1..=PARAMETERS).rev() {
-        body = body.replace(&format!("${n}"), &format!("i.p{n}"));
+    for (n, name) in PARAMETER_NAMES.iter().enumerate().rev() {
+        body = body.replace(name, &format!("i.p{}", n + 1));
     }
-    let columns: Vec<String> = (1..=PARAMETERS).map(|n| format!("p{n} TEXT")).collect();
+    let columns: Vec<String> = (1..=PARAMETER_NAMES.len()).map(|n| format!("p{n} TEXT")).collect();
     format!(
         "SELECT i.gathered_n AS gathered_n, q.* FROM json_to_recordset(CAST($1 AS json)) \
          AS i(gathered_n BIGINT, {}) CROSS JOIN LATERAL ({body} LIMIT 1) q",

@@ -12,6 +12,10 @@ use super::rows::RowExt;
 use super::users::user;
 use super::{Store, StoreResult, time_to_text};
 
+/// `$1`, `$2`, … by position: the guard's statements take at most three
+/// parameters (the inline and gathered reads bind by these names).
+pub(super) const PARAMETER_NAMES: [&str; 4] = ["$1", "$2", "$3", "$4"];
+
 /// A resource's workspace as the guard sees it (see [`Store::place`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Place {

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rusqlite::{Connection, OpenFlags, Row};
 
+use super::guard_reads::PARAMETER_NAMES;
 use super::rows::RowExt;
 use super::{StoreError, StoreResult};
 
@@ -25,9 +26,6 @@ const KEEP_IDLE: usize = 16;
 /// credential kind and scope, and the admin's places) are about twenty, more
 /// than rusqlite's default sixteen, which would re-prepare them in turn.
 const STATEMENTS: usize = 64;
-
-/// `$1`, `$2`, … by position; the guard's statements take at most three.
-const PARAMETER_NAMES: [&str; 4] = ["$1", "$2", "$3", "$4"];
 
 pub(super) struct InlineReads {
     path: PathBuf,
