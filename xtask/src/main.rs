@@ -3,6 +3,7 @@
 //! - `run [serve flags]`: set up tools, build the web app, run `kandev serve`
 //! - `test`: set up tools and test services, build the web app, run every test
 //! - `web`: build the web bundle into `web/dist`
+//! - `weight`: the first page's wasm by crate (twiggy; after `web`)
 //! - `setup`: install the build tools only
 //! - `bench`: run the benchmarks and print one table of figures, goals and
 //!   baselines (printed, never asserted)
@@ -29,6 +30,7 @@ fn main() -> ExitCode {
     let result = match command {
         "setup" => tools::setup().and_then(|_| tools::github_openapi().map(|_| ())),
         "web" => tools::setup().and_then(|_| web::build()),
+        "weight" => web::weight(),
         "run" => tools::setup().and_then(|_| web::build()).and_then(|_| run(&rest)),
         "test" => test(&rest),
         "bench" => bench::all(&rest),
@@ -36,7 +38,7 @@ fn main() -> ExitCode {
         "contract" => tools::setup().and_then(|_| contract::check()),
         "cluster" => tools::setup().and_then(|_| web::build()).and_then(|_| cluster::run()),
         _ => {
-            eprintln!("usage: cargo xtask <setup|web|run|test|bench|load|contract|cluster>");
+            eprintln!("usage: cargo xtask <setup|web|weight|run|test|bench|load|contract|cluster>");
             return ExitCode::from(2);
         }
     };

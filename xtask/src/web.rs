@@ -12,6 +12,9 @@ mod locale_preload;
 mod pack;
 mod preload;
 mod split;
+mod weight;
+
+pub use weight::report as weight;
 
 use crate::sh;
 use crate::tools::{root, terser, wasm_opt};

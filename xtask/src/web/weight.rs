@@ -1,0 +1,196 @@
+//! What the first page's wasm is made of, by crate: `cargo xtask weight`
+//! runs twiggy over the main module as wasm-split left it (it still has its
+//! function names) and sums each item's own bytes under the crate it comes
+//! from. Before wasm-opt, so the figures are larger than what ships; the
+//! shares are what tell where to cut. `core` holds other crates' closure
+//! bodies too: rustc names their shims `core::ops::function::FnOnce::…`.
+
+use std::collections::BTreeMap;
+
+use crate::sh;
+use crate::tools::root;
+
+/// The twiggy this was written against (its CSV's columns).
+const TWIGGY: &str = "0.8.0";
+/// Rows printed; the rest are summed into one.
+const SHOWN: usize = 24;
+
+pub fn report() -> Result<(), String> {
+    let main = root().join("target/wasm32-unknown-unknown/wasm-release/kandev-web_split.wasm");
+    if !main.exists() {
+        return Err(format!("{} is missing: run `cargo xtask web` first", main.display()));
+    }
+    if !sh::output("twiggy", &["--version"]).is_some_and(|v| v.contains(TWIGGY)) {
+        sh::step(&format!("installing twiggy {TWIGGY} (a minute or two, once)"));
+        sh::run("cargo", &["install", "twiggy", "--version", TWIGGY], &[])?;
+    }
+    let main = main.display().to_string();
+    let csv = sh::output("twiggy", &["top", "-f", "csv", &main]).ok_or("twiggy top failed")?;
+    let rows = by_crate(&csv)?;
+    let total: u64 = rows.iter().map(|(_, b)| b).sum();
+    println!(
+        "the first page's wasm by crate (before wasm-opt; {} KiB in all)\n",
+        total / 1024
+    );
+    println!("{:<28} {:>9} {:>6}", "crate", "KiB", "share");
+    let (shown, rest) = rows.split_at(rows.len().min(SHOWN));
+    let rest = [("(the rest)".to_string(), rest.iter().map(|(_, b)| b).sum())];
+    for (name, bytes) in shown.iter().chain(rest.iter().filter(|(_, b)| *b > 0)) {
+        println!(
+            "{name:<28} {:>9.1} {:>5.1}%",
+            *bytes as f64 / 1024.0,
+            *bytes as f64 * 100.0 / total.max(1) as f64
+        );
+    }
+    Ok(())
+}
+
+/// Bytes per crate from twiggy's `top -f csv`, largest first. Leaves out
+/// what wasm-bindgen removes before shipping: the function names, its
+/// descriptors and their exports, imports and custom section.
+pub fn by_crate(csv: &str) -> Result<Vec<(String, u64)>, String> {
+    let mut lines = csv.lines();
+    let header = fields(lines.next().ok_or("twiggy printed nothing")?);
+    if header.first().map(String::as_str) != Some("Name") || header.get(1).map(String::as_str) != Some("ShallowSize") {
+        return Err(format!("twiggy's CSV starts with {header:?}, not Name,ShallowSize"));
+    }
+    let mut sums: BTreeMap<String, u64> = BTreeMap::new();
+    for line in lines.filter(|l| !l.is_empty()) {
+        let row = fields(line);
+        let (Some(name), Some(bytes)) = (row.first(), row.get(1)) else {
+            return Err(format!("a CSV row without a size: {line}"));
+        };
+        let bytes: u64 = bytes.parse().map_err(|_| format!("not a size: {bytes}"))?;
+        if let Some(owner) = owner(name) {
+            *sums.entry(owner).or_default() += bytes;
+        }
+    }
+    let mut rows: Vec<_> = sums.into_iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    Ok(rows)
+}
+
+/// The crate an item belongs to, `(data)` for data segments, `(other)` for
+/// what names none; `None` for what never ships.
+fn owner(name: &str) -> Option<String> {
+    let dropped = ["\"function names\"", "custom section '__wasm_bindgen_unstable'"];
+    if dropped.iter().any(|d| name.starts_with(d))
+        || name.contains("__wbindgen_describe")
+        || name.contains("WasmDescribe>::describe")
+        || name.starts_with("import __wbindgen_placeholder")
+    {
+        return None;
+    }
+    if name.starts_with("data segment") {
+        return Some("(data)".into());
+    }
+    // `<T as trait>::f` and `<&mut T as …>` name T's crate first.
+    let mut rest = name;
+    loop {
+        let before = rest;
+        for prefix in ["<", "&mut ", "&", "impl ", "dyn "] {
+            rest = rest.strip_prefix(prefix).unwrap_or(rest);
+        }
+        if rest == before {
+            break;
+        }
+    }
+    let ident: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    let after = &rest[ident.len()..];
+    // rustc adds a disambiguator to std's crates: `core[c5930c85a12de822]::`.
+    let after = match after.strip_prefix('[') {
+        Some(tail) => tail.split_once(']').map_or("", |(_, t)| t),
+        None => after,
+    };
+    let is_crate = ident.starts_with(|c: char| c.is_ascii_lowercase() || c == '_');
+    Some(if is_crate && after.starts_with("::") {
+        ident
+    } else {
+        "(other)".into()
+    })
+}
+
+/// One CSV line's fields: quoted fields may hold commas and doubled quotes.
+fn fields(line: &str) -> Vec<String> {
+    let mut out = vec![];
+    let mut field = String::new();
+    let (mut quoted, mut chars) = (false, line.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(std::mem::take(&mut field)),
+            _ => field.push(c),
+        }
+    }
+    out.push(field);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CSV: &str = "Name,ShallowSize,ShallowSizePercent,RetainedSize,RetainedSizePercent\n\
+\"\"\"function names\"\" subsection\",675574,24.79,,\n\
+custom section '__wasm_bindgen_unstable',651666,23.9,,\n\
+\"data segment \"\".rodata\"\"\",39480,1.45,,\n\
+\"<&mut serde_json::de::Deserializer<R> as serde_core::de::Deserializer>::deserialize_struct::h35a5\",8403,0.31,,\n\
+core[c5930c85a12de822]::fmt::float::float_to_decimal_common_shortest::<f64>,5965,0.22,,\n\
+\"<F as leptos_router::matching::choose_view::ChooseView>::choose::{{closure}}::hb01d\",6215,0.2,,\n\
+\"<T as tachys::view::Render>::build, with a comma\",100,0.0,,\n\
+\"<core::option::Option<T> as wasm_bindgen::describe::WasmDescribe>::describe\",2018,0.1,,\n\
+export \"__wbindgen_describe___wbg_x\",57,0.0,,\n\
+import __wbindgen_placeholder__.__wbindgen_describe,60,0.0,,\n\
+serde_json::error::make_error::h1,1117,0.04,,\n\
+elem[0],4986,0.18,,\n";
+
+    #[test]
+    fn items_are_summed_under_their_crate_largest_first() {
+        let rows = by_crate(CSV).expect("parsed");
+        assert_eq!(
+            rows,
+            vec![
+                ("(data)".to_string(), 39480),
+                ("(other)".to_string(), 6215 + 100 + 4986),
+                ("serde_json".to_string(), 8403 + 1117),
+                ("core".to_string(), 5965),
+            ]
+        );
+    }
+
+    #[test]
+    fn what_wasm_bindgen_strips_is_not_counted() {
+        let total: u64 = by_crate(CSV).expect("parsed").iter().map(|(_, b)| b).sum();
+        assert_eq!(total, 39480 + 8403 + 1117 + 5965 + 6215 + 100 + 4986);
+    }
+
+    #[test]
+    fn a_generic_parameter_is_not_taken_for_a_crate() {
+        // `<F as …>` names no crate: the item is generic code instantiated elsewhere.
+        assert_eq!(owner("<F as leptos_router::X>::f").as_deref(), Some("(other)"));
+        assert_eq!(
+            owner("<&mut reactive_graph::X as Y>::f").as_deref(),
+            Some("reactive_graph")
+        );
+        assert_eq!(owner("alloc[ab12]::raw_vec::grow").as_deref(), Some("alloc"));
+    }
+
+    #[test]
+    fn quoted_fields_keep_their_commas_and_quotes() {
+        assert_eq!(fields("\"a, b\",\"say \"\"hi\"\"\",3"), vec!["a, b", "say \"hi\"", "3"]);
+    }
+
+    #[test]
+    fn a_csv_of_another_shape_is_refused() {
+        assert!(by_crate("Item,Bytes\nx,1\n").is_err());
+        assert!(by_crate("Name,ShallowSize\nx,many\n").is_err());
+        assert!(by_crate("").is_err());
+    }
+}
