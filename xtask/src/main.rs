@@ -3,7 +3,8 @@
 //! - `run [serve flags]`: set up tools, build the web app, run `kandev serve`
 //! - `test`: set up tools and test services, build the web app, run every test
 //! - `web`: build the web bundle into `web/dist`
-//! - `weight`: the first page's wasm by crate (twiggy; after `web`)
+//! - `weight [route]`: each route's wasm, and the main module's (or that
+//!   route's) by crate (twiggy; after `web`)
 //! - `setup`: install the build tools only
 //! - `bench`: run the benchmarks and print one table of figures, goals and
 //!   baselines (printed, never asserted)
@@ -30,7 +31,7 @@ fn main() -> ExitCode {
     let result = match command {
         "setup" => tools::setup().and_then(|_| tools::github_openapi().map(|_| ())),
         "web" => tools::setup().and_then(|_| web::build()),
-        "weight" => web::weight(),
+        "weight" => web::weight(&rest),
         "run" => tools::setup().and_then(|_| web::build()).and_then(|_| run(&rest)),
         "test" => test(&rest),
         "bench" => bench::all(&rest),

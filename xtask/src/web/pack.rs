@@ -14,7 +14,7 @@ use std::path::Path;
 /// One loader definition of the generated `__wasm_split.js`: a chunk
 /// (`const __chunk_N`) or a route (`export const __wasm_split_load_…`).
 #[derive(Debug, Clone, PartialEq)]
-struct Loader {
+pub(super) struct Loader {
     name: String,
     exported: bool,
     /// The file it fetches, relative to the loader (`chunk_12.wasm`).
@@ -25,7 +25,7 @@ struct Loader {
 /// Reads the loader definitions. Fails when the generated shape is not the
 /// one this code knows (a new wasm-split): the build must not ship a loader
 /// it only half rewrote.
-fn loaders(js: &str) -> Result<Vec<Loader>, String> {
+pub(super) fn loaders(js: &str) -> Result<Vec<Loader>, String> {
     let mut out = vec![];
     let mut open: Option<Loader> = None;
     for line in js.lines() {
@@ -79,7 +79,7 @@ fn loaders(js: &str) -> Result<Vec<Loader>, String> {
 
 /// Each route's files: its own module, then every chunk it needs
 /// (transitively), each once.
-fn route_files(all: &[Loader]) -> Result<BTreeMap<String, Vec<String>>, String> {
+pub(super) fn route_files(all: &[Loader]) -> Result<BTreeMap<String, Vec<String>>, String> {
     let by_name: BTreeMap<&str, &Loader> = all.iter().map(|l| (l.name.as_str(), l)).collect();
     let mut routes = BTreeMap::new();
     for route in all.iter().filter(|l| l.exported) {

@@ -1,12 +1,19 @@
-//! What the first page's wasm is made of, by crate: `cargo xtask weight`
-//! runs twiggy over the main module as wasm-split left it (it still has its
-//! function names) and sums each item's own bytes under the crate it comes
-//! from. Before wasm-opt, so the figures are larger than what ships; the
-//! shares are what tell where to cut. `core` holds other crates' closure
-//! bodies too: rustc names their shims `core::ops::function::FnOnce::…`.
+//! What the app's wasm is made of, by crate: `cargo xtask weight [route]`
+//! splits the linker's output again into a scratch directory (wasm-split
+//! keeps the function names there; the shipped files lost them to wasm-opt),
+//! prints each route's bytes — its module and the chunks it needs — and runs
+//! twiggy over the main module, or over the route whose name holds `route`,
+//! summing each item's own bytes under the crate it comes from. Before
+//! wasm-opt, so the figures are larger than what ships; the shares are what
+//! tell where to cut. `core` and `reactive_graph` hold other crates' code
+//! too: rustc names closure shims `core::ops::function::FnOnce::…`, and a
+//! component's body is inlined into reactive_graph's `untrack_with_diagnostics`.
 
 use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
 
+use super::{pack, split};
 use crate::sh;
 use crate::tools::root;
 
@@ -15,34 +22,95 @@ const TWIGGY: &str = "0.8.0";
 /// Rows printed; the rest are summed into one.
 const SHOWN: usize = 24;
 
-pub fn report() -> Result<(), String> {
-    let main = root().join("target/wasm32-unknown-unknown/wasm-release/kandev-web_split.wasm");
-    if !main.exists() {
-        return Err(format!("{} is missing: run `cargo xtask web` first", main.display()));
+pub fn report(args: &[String]) -> Result<(), String> {
+    let linked = root().join("target/wasm32-unknown-unknown/wasm-release/kandev-web.wasm");
+    if !linked.exists() {
+        return Err(format!("{} is missing: run `cargo xtask web` first", linked.display()));
     }
     if !sh::output("twiggy", &["--version"]).is_some_and(|v| v.contains(TWIGGY)) {
         sh::step(&format!("installing twiggy {TWIGGY} (a minute or two, once)"));
         sh::run("cargo", &["install", "twiggy", "--version", TWIGGY], &[])?;
     }
-    let main = main.display().to_string();
-    let csv = sh::output("twiggy", &["top", "-f", "csv", &main]).ok_or("twiggy top failed")?;
-    let rows = by_crate(&csv)?;
-    let total: u64 = rows.iter().map(|(_, b)| b).sum();
-    println!(
-        "the first page's wasm by crate (before wasm-opt; {} KiB in all)\n",
-        total / 1024
-    );
+    let scratch = root().join("target/weight");
+    let _ = fs::remove_dir_all(&scratch);
+    split::split(&linked, &scratch.join("main.wasm"), &scratch)?;
+    let loader =
+        fs::read_to_string(scratch.join("__wasm_split.js")).map_err(|e| format!("wasm-split's loader: {e}"))?;
+    let routes = pack::route_files(&pack::loaders(&loader)?)?;
+
+    let main = weigh(&scratch, &["main.wasm".to_string()])?;
+    println!("the wasm before wasm-opt, KiB (a route loads its module and chunks after the main module)\n");
+    println!("{:<44} {:>9}", "main module (every page)", kib(total(&main)));
+    for (route, files) in &routes {
+        println!("{:<44} {:>9}", short(route), kib(total(&weigh(&scratch, files)?)));
+    }
+    let (what, rows) = match args.first() {
+        None => ("the main module".to_string(), main),
+        Some(wanted) => {
+            let (route, files) = routes
+                .iter()
+                .find(|(r, _)| r.contains(wanted.as_str()))
+                .ok_or_else(|| format!("no route's name holds {wanted:?}"))?;
+            (format!("route {}", short(route)), weigh(&scratch, files)?)
+        }
+    };
+    print_by_crate(&what, &rows);
+    Ok(())
+}
+
+/// `files` in `dir` by crate, summed over the files.
+fn weigh(dir: &Path, files: &[String]) -> Result<Vec<(String, u64)>, String> {
+    let mut sums: BTreeMap<String, u64> = BTreeMap::new();
+    for file in files {
+        let path = dir.join(file).display().to_string();
+        let csv =
+            sh::output("twiggy", &["top", "-f", "csv", &path]).ok_or_else(|| format!("twiggy top {file} failed"))?;
+        for (name, bytes) in by_crate(&csv)? {
+            *sums.entry(name).or_default() += bytes;
+        }
+    }
+    Ok(largest_first(sums))
+}
+
+fn print_by_crate(what: &str, rows: &[(String, u64)]) {
+    let all = total(rows);
+    println!("\n{what} by crate ({} KiB)\n", kib(all));
     println!("{:<28} {:>9} {:>6}", "crate", "KiB", "share");
     let (shown, rest) = rows.split_at(rows.len().min(SHOWN));
-    let rest = [("(the rest)".to_string(), rest.iter().map(|(_, b)| b).sum())];
+    let rest = [("(the rest)".to_string(), total(rest))];
     for (name, bytes) in shown.iter().chain(rest.iter().filter(|(_, b)| *b > 0)) {
         println!(
-            "{name:<28} {:>9.1} {:>5.1}%",
-            *bytes as f64 / 1024.0,
-            *bytes as f64 * 100.0 / total.max(1) as f64
+            "{name:<28} {:>9} {:>5.1}%",
+            kib(*bytes),
+            *bytes as f64 * 100.0 / all.max(1) as f64
         );
     }
-    Ok(())
+}
+
+fn largest_first(sums: BTreeMap<String, u64>) -> Vec<(String, u64)> {
+    let mut rows: Vec<_> = sums.into_iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    rows
+}
+
+fn total(rows: &[(String, u64)]) -> u64 {
+    rows.iter().map(|(_, b)| b).sum()
+}
+
+fn kib(bytes: u64) -> String {
+    format!("{:.1}", bytes as f64 / 1024.0)
+}
+
+/// `__wasm_split_load___automation_editor_route_view_898…` → `automation_editor_route_view`.
+fn short(route: &str) -> &str {
+    let name = route.trim_start_matches("__wasm_split_load_").trim_start_matches('_');
+    name.rsplit_once('_').map_or(name, |(head, hash)| {
+        if hash.chars().all(|c| c.is_ascii_digit()) {
+            head
+        } else {
+            name
+        }
+    })
 }
 
 /// Bytes per crate from twiggy's `top -f csv`, largest first. Leaves out
@@ -65,9 +133,7 @@ pub fn by_crate(csv: &str) -> Result<Vec<(String, u64)>, String> {
             *sums.entry(owner).or_default() += bytes;
         }
     }
-    let mut rows: Vec<_> = sums.into_iter().collect();
-    rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    Ok(rows)
+    Ok(largest_first(sums))
 }
 
 /// The crate an item belongs to, `(data)` for data segments, `(other)` for
@@ -180,6 +246,15 @@ elem[0],4986,0.18,,\n";
             Some("reactive_graph")
         );
         assert_eq!(owner("alloc[ab12]::raw_vec::grow").as_deref(), Some("alloc"));
+    }
+
+    #[test]
+    fn a_route_is_named_without_its_loader_prefix_and_hash() {
+        assert_eq!(
+            short("__wasm_split_load___automation_editor_route_view_8984433873247922633"),
+            "automation_editor_route_view"
+        );
+        assert_eq!(short("__wasm_split_load___board"), "board");
     }
 
     #[test]
