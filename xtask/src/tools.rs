@@ -38,18 +38,29 @@ pub fn setup() -> Result<(), String> {
         sh::step("adding the wasm32-unknown-unknown target");
         sh::run("rustup", &["target", "add", "wasm32-unknown-unknown"], &[])?;
     }
-    let want = wasm_bindgen_version()?;
-    let have = sh::output("wasm-bindgen", &["--version"]).unwrap_or_default();
-    if !have.split_whitespace().any(|w| w == want) {
-        sh::step(&format!("installing wasm-bindgen-cli {want} (a few minutes, once)"));
-        // Not --locked: a locked dependency of the CLI is missing from this registry mirror.
-        sh::run("cargo", &["install", "wasm-bindgen-cli", "--version", &want], &[])?;
-    }
+    cargo_install(
+        "wasm-bindgen",
+        "wasm-bindgen-cli",
+        &wasm_bindgen_version()?,
+        "a few minutes",
+    )?;
     let opt = sh::output(&wasm_opt().display().to_string(), &["--version"]).unwrap_or_default();
     if !opt.contains("version 132") || !root().join("node_modules/axe-core").exists() || !terser().exists() {
         sh::step("installing npm tools (binaryen wasm-opt 132, terser, axe-core)");
         let prefix = root().display().to_string();
         sh::run("npm", &["install", "--no-audit", "--no-fund", "--prefix", &prefix], &[])?;
+    }
+    Ok(())
+}
+
+/// Installs `krate` at `version` with cargo unless `binary --version`
+/// already names that version; `takes` says how long the first time is.
+pub fn cargo_install(binary: &str, krate: &str, version: &str, takes: &str) -> Result<(), String> {
+    let have = sh::output(binary, &["--version"]).unwrap_or_default();
+    if !have.split_whitespace().any(|w| w == version) {
+        sh::step(&format!("installing {krate} {version} ({takes}, once)"));
+        // Not --locked: a locked dependency of wasm-bindgen-cli is missing from this registry mirror.
+        sh::run("cargo", &["install", krate, "--version", version], &[])?;
     }
     Ok(())
 }

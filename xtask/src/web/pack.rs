@@ -101,10 +101,15 @@ pub(super) fn route_files(all: &[Loader]) -> Result<BTreeMap<String, Vec<String>
     Ok(routes)
 }
 
+/// A route loader's name without wasm-split's prefix
+/// (`automation_editor_route_view_898…`).
+pub(super) fn route_stem(route: &str) -> &str {
+    route.trim_start_matches("__wasm_split_load_").trim_start_matches('_')
+}
+
 /// The pack's file name for a route loader's name.
 fn pack_name(route: &str) -> String {
-    let short = route.trim_start_matches("__wasm_split_load_").trim_start_matches('_');
-    format!("pack_{short}.bin")
+    format!("pack_{}.bin", route_stem(route))
 }
 
 /// What the rewritten loader needs first. The pack says what it holds (a

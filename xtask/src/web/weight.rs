@@ -11,11 +11,10 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::Path;
 
 use super::{pack, split};
 use crate::sh;
-use crate::tools::root;
+use crate::tools::{cargo_install, root};
 
 /// The twiggy this was written against (its CSV's columns).
 const TWIGGY: &str = "0.8.0";
@@ -27,10 +26,7 @@ pub fn report(args: &[String]) -> Result<(), String> {
     if !linked.exists() {
         return Err(format!("{} is missing: run `cargo xtask web` first", linked.display()));
     }
-    if !sh::output("twiggy", &["--version"]).is_some_and(|v| v.contains(TWIGGY)) {
-        sh::step(&format!("installing twiggy {TWIGGY} (a minute or two, once)"));
-        sh::run("cargo", &["install", "twiggy", "--version", TWIGGY], &[])?;
-    }
+    cargo_install("twiggy", "twiggy", TWIGGY, "a minute or two")?;
     let scratch = root().join("target/weight");
     let _ = fs::remove_dir_all(&scratch);
     split::split(&linked, &scratch.join("main.wasm"), &scratch)?;
@@ -38,38 +34,48 @@ pub fn report(args: &[String]) -> Result<(), String> {
         fs::read_to_string(scratch.join("__wasm_split.js")).map_err(|e| format!("wasm-split's loader: {e}"))?;
     let routes = pack::route_files(&pack::loaders(&loader)?)?;
 
-    let main = weigh(&scratch, &["main.wasm".to_string()])?;
+    // Chunks are shared between routes: each file goes through twiggy once.
+    let main = "main.wasm".to_string();
+    let mut weighed = BTreeMap::new();
+    for file in routes.values().flatten().chain([&main]) {
+        if !weighed.contains_key(file) {
+            let path = scratch.join(file).display().to_string();
+            let csv = sh::output("twiggy", &["top", "-f", "csv", &path])
+                .ok_or_else(|| format!("twiggy top {file} failed"))?;
+            weighed.insert(file.clone(), by_crate(&csv)?);
+        }
+    }
+    let weigh = |files: &[String]| sum_files(&weighed, files);
     println!("the wasm before wasm-opt, KiB (a route loads its module and chunks after the main module)\n");
-    println!("{:<44} {:>9}", "main module (every page)", kib(total(&main)));
+    println!(
+        "{:<44} {:>9}",
+        "main module (every page)",
+        kib(total(&weigh(std::slice::from_ref(&main))))
+    );
     for (route, files) in &routes {
-        println!("{:<44} {:>9}", short(route), kib(total(&weigh(&scratch, files)?)));
+        println!("{:<44} {:>9}", short(route), kib(total(&weigh(files))));
     }
     let (what, rows) = match args.first() {
-        None => ("the main module".to_string(), main),
+        None => ("the main module".to_string(), weigh(std::slice::from_ref(&main))),
         Some(wanted) => {
             let (route, files) = routes
                 .iter()
                 .find(|(r, _)| r.contains(wanted.as_str()))
                 .ok_or_else(|| format!("no route's name holds {wanted:?}"))?;
-            (format!("route {}", short(route)), weigh(&scratch, files)?)
+            (format!("route {}", short(route)), weigh(files))
         }
     };
     print_by_crate(&what, &rows);
     Ok(())
 }
 
-/// `files` in `dir` by crate, summed over the files.
-fn weigh(dir: &Path, files: &[String]) -> Result<Vec<(String, u64)>, String> {
+/// `files`' rows by crate (from `weighed`), summed over the files.
+fn sum_files(weighed: &BTreeMap<String, Vec<(String, u64)>>, files: &[String]) -> Vec<(String, u64)> {
     let mut sums: BTreeMap<String, u64> = BTreeMap::new();
-    for file in files {
-        let path = dir.join(file).display().to_string();
-        let csv =
-            sh::output("twiggy", &["top", "-f", "csv", &path]).ok_or_else(|| format!("twiggy top {file} failed"))?;
-        for (name, bytes) in by_crate(&csv)? {
-            *sums.entry(name).or_default() += bytes;
-        }
+    for (name, bytes) in files.iter().filter_map(|f| weighed.get(f)).flatten() {
+        *sums.entry(name.clone()).or_default() += bytes;
     }
-    Ok(largest_first(sums))
+    largest_first(sums)
 }
 
 fn print_by_crate(what: &str, rows: &[(String, u64)]) {
@@ -103,7 +109,7 @@ fn kib(bytes: u64) -> String {
 
 /// `__wasm_split_load___automation_editor_route_view_898…` → `automation_editor_route_view`.
 fn short(route: &str) -> &str {
-    let name = route.trim_start_matches("__wasm_split_load_").trim_start_matches('_');
+    let name = pack::route_stem(route);
     name.rsplit_once('_').map_or(name, |(head, hash)| {
         if hash.chars().all(|c| c.is_ascii_digit()) {
             head
