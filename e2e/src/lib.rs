@@ -6,6 +6,7 @@
 
 mod artifacts;
 mod browser;
+mod scratch;
 mod stack;
 mod wait;
 

@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
+use crate::scratch::Scratch;
 use crate::wait::{announced, eventually};
 
 const WEBHOOK_SECRET: &str = "e2e-webhook-secret";
@@ -25,8 +26,10 @@ pub struct Stack {
     pub log: PathBuf,
     pub dir: PathBuf,
     http: reqwest::Client,
-    _server: Child,
-    _simulator: Child,
+    server: Child,
+    simulator: Child,
+    /// Last, so it is removed after the processes writing into it are gone.
+    scratch: Scratch,
 }
 
 fn workspace_root() -> PathBuf {
@@ -57,9 +60,8 @@ impl Stack {
         if !web.join("index.html").exists() {
             bail!("{} is missing: build it with `cargo xtask web`", web.display());
         }
-        let dir = std::env::temp_dir().join(format!("kandev-e2e-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)?;
+        let scratch = Scratch::create(std::env::temp_dir().join(format!("kandev-e2e-{name}-{}", std::process::id())))?;
+        let dir = scratch.path().to_path_buf();
         let log = dir.join("server.log");
 
         let sim_log = dir.join("simulator.log");
@@ -112,8 +114,9 @@ impl Stack {
             log,
             dir,
             http: reqwest::Client::new(),
-            _server: server,
-            _simulator: simulator,
+            server,
+            simulator,
+            scratch,
         };
         let http = stack.http.clone();
         let (health, sim_health) = (format!("{}/healthz", stack.base), format!("{}/_sim/health", stack.sim));
@@ -127,16 +130,37 @@ impl Stack {
         })
         .await
         .with_context(|| stack.log_tail())?;
-        // Deliveries go straight to Kandev, so merges are seen within a second.
-        let hook = json!({"url": format!("{}/api/v1/github/webhook", stack.base), "secret": WEBHOOK_SECRET});
-        stack.sim_put("/_sim/webhook", hook).await?;
-        stack
-            .post(
-                "/api/v1/users",
-                json!({"username": E2E_USER, "password": E2E_PASSWORD, "admin": true}),
-            )
-            .await?;
+        stack.prepare().await?;
+        stack.scratch.release();
         Ok(stack)
+    }
+
+    /// The simulator's webhook and the person the browser signs in as.
+    async fn prepare(&self) -> anyhow::Result<()> {
+        // Deliveries go straight to Kandev, so merges are seen within a second.
+        let hook = json!({"url": format!("{}/api/v1/github/webhook", self.base), "secret": WEBHOOK_SECRET});
+        self.sim_put("/_sim/webhook", hook).await?;
+        self.post(
+            "/api/v1/users",
+            json!({"username": E2E_USER, "password": E2E_PASSWORD, "admin": true}),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Stops both processes and waits (briefly) until they are gone, so no
+    /// file appears in the directory while it is removed.
+    fn stop(&mut self) {
+        let _ = self.server.start_kill();
+        let _ = self.simulator.start_kill();
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while std::time::Instant::now() < deadline
+            && [&mut self.server, &mut self.simulator]
+                .into_iter()
+                .any(|c| matches!(c.try_wait(), Ok(None)))
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// The last lines of the server log, for failure messages.
@@ -270,5 +294,11 @@ impl Stack {
             p["number"].as_i64().unwrap_or_default(),
             p["head_sha"].as_str().unwrap_or_default().to_string(),
         ))
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
