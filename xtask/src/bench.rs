@@ -55,27 +55,44 @@ fn run_bench(args: &[&str], env: &[(String, String)]) -> Result<Vec<Figure>, Str
     Ok(figures)
 }
 
+const COLUMNS: [&str; 6] = ["figure", "value", "unit", "goal", "baseline", "ratio"];
+
 fn table(figures: &[Figure]) {
-    println!(
-        "\n{:<58} {:>12} {:<10} {:<16} {:>12} {:>8}",
-        "figure", "value", "unit", "goal", "baseline", "ratio"
-    );
+    println!("\n{}", line(COLUMNS.map(String::from)));
     for f in figures {
-        let (baseline, ratio) = match &f.baseline {
-            Some((b, name)) => (format!("{b:.0} {name}"), format!("{:.3}", f.value / b.max(1e-9))),
-            None => ("-".into(), "-".into()),
-        };
-        // Small figures (requests per PR, seconds) need their decimals.
-        let value = if f.value.abs() < 10.0 {
-            format!("{:.3}", f.value)
-        } else {
-            format!("{:.1}", f.value)
-        };
-        println!(
-            "{:<58} {:>12} {:<10} {:<16} {:>12} {:>8}",
-            f.name, value, f.unit, f.goal, baseline, ratio
-        );
+        println!("{}", line(row(f)));
     }
+}
+
+fn line([name, value, unit, goal, baseline, ratio]: [String; 6]) -> String {
+    format!("{name:<58} {value:>12} {unit:<10} {goal:<16} {baseline:>12} {ratio:>8}")
+}
+
+/// A figure's cells: small numbers (requests per PR, seconds, a fraction of
+/// a millisecond) keep their decimals, large ones lose what is noise.
+fn row(f: &Figure) -> [String; 6] {
+    let shown = |v: f64, large: usize| {
+        if v.abs() < 10.0 {
+            format!("{v:.3}")
+        } else {
+            format!("{v:.large$}")
+        }
+    };
+    let (baseline, ratio) = match &f.baseline {
+        Some((b, name)) => (
+            format!("{} {name}", shown(*b, 0)),
+            format!("{:.3}", f.value / b.max(1e-9)),
+        ),
+        None => ("-".into(), "-".into()),
+    };
+    [
+        f.name.clone(),
+        shown(f.value, 1),
+        f.unit.clone(),
+        f.goal.clone(),
+        baseline,
+        ratio,
+    ]
 }
 
 fn with_services(f: impl FnOnce(&[(String, String)]) -> Result<Vec<Figure>, String>) -> Result<(), String> {
@@ -120,7 +137,7 @@ pub fn load() -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse;
+    use super::{parse, row};
 
     #[test]
     fn a_figure_line_reads_back_with_or_without_a_baseline() {
@@ -133,5 +150,19 @@ mod tests {
         let g = parse("@figure p99|12|ms|< 50|-|").expect("figure");
         assert_eq!(g.baseline, None);
         assert!(parse("runs created 191/s").is_none());
+    }
+
+    #[test]
+    fn a_baseline_under_ten_keeps_its_decimals() {
+        let f = parse("@figure lease renewal|2.501|ms|-|0.0991|ms per raw insert").expect("figure");
+        let [_, value, _, _, baseline, ratio] = row(&f);
+        assert_eq!(
+            (value.as_str(), baseline.as_str()),
+            ("2.501", "0.099 ms per raw insert")
+        );
+        assert_eq!(ratio, "25.237");
+        let g = parse("@figure runs|1118.66|runs/s|>= 500|10086.7|raw inserts/s").expect("figure");
+        let [_, value, _, _, baseline, _] = row(&g);
+        assert_eq!((value.as_str(), baseline.as_str()), ("1118.7", "10087 raw inserts/s"));
     }
 }
