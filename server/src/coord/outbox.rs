@@ -62,20 +62,6 @@ impl Outbox {
         self.deliver(&event.id, &event.subject, event.to_wire()).await;
     }
 
-    /// Writes a lone event (no other state changes with it), then publishes
-    /// it. One statement needs no transaction around it: it lands whole or not at all.
-    pub async fn publish(&self, subject: &str, source: &str, data: Payload) -> StoreResult<()> {
-        let event = self.event(subject, source, data);
-        let event = self
-            .store
-            .write_one(move |conn| {
-                Box::pin(async move { crate::store::outbox::enqueue(conn, &event).await.map(|()| event) })
-            })
-            .await?;
-        self.committed(&event).await;
-        Ok(())
-    }
-
     async fn deliver(&self, id: &str, subject: &str, body: Vec<u8>) {
         match self.bus.publish_wire(id, subject, body).await {
             Ok(()) => {

@@ -61,7 +61,7 @@ impl Store {
             super::placeholders(2, ids.len())
         );
         let ids = ids.to_vec();
-        // A lone write: through the write turn, as `publish` is.
+        // A lone write, through the write turn.
         self.write_one(move |conn| {
             Box::pin(async move {
                 let mut q = sqlx::query(AssertSqlSafe(sql)).bind(time_to_text(now));
