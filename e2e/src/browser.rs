@@ -45,7 +45,9 @@ pub struct Browser {
     pub driver: WebDriver,
     base: Arc<Mutex<String>>,
     chromedriver: Arc<Mutex<Option<Child>>>,
-    profile: PathBuf,
+    /// chromedriver's and Chromium's temporary directory, with the profile
+    /// in it: removed whole on `quit`.
+    home: PathBuf,
 }
 
 /// WebDriver's "Get Computed Label": the accessible name Chromium computes.
@@ -126,34 +128,42 @@ fn capabilities(device: Device, profile: &std::path::Path) -> anyhow::Result<Chr
 /// chromedriver on a port of its own choosing. Given `--port=0` it takes a
 /// free port on one address family and then binds the other to the same
 /// number, which another test may hold by then ("IPv4 port not available.
-/// Exiting..."): that start is retried, like Chromium's below.
-async fn start_chromedriver() -> anyhow::Result<(Child, u16)> {
+/// Exiting..."): that start is retried, like Chromium's below. Each gets a
+/// directory of its own as `TMPDIR`, so what chromedriver and Chromium leave
+/// in their temporary directory goes with it.
+async fn start_chromedriver() -> anyhow::Result<(Child, u16, PathBuf)> {
     static STARTED: AtomicUsize = AtomicUsize::new(0);
     let driver_bin = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
     let mut attempt = 0;
     loop {
         attempt += 1;
         let n = STARTED.fetch_add(1, Ordering::Relaxed);
-        let out = std::env::temp_dir().join(format!("kandev-e2e-chromedriver-{}-{n}.log", std::process::id()));
+        // The name is how `cargo xtask test` finds a Chromium a timeout left behind.
+        let home = std::env::temp_dir().join(format!("kandev-e2e-chrome-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&home);
+        std::fs::create_dir_all(&home)?;
+        let out = home.join("chromedriver.log");
         let mut child = Command::new(&driver_bin)
             .arg("--port=0")
+            .env("TMPDIR", &home)
             .stdout(std::fs::File::create(&out)?)
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
             .with_context(|| format!("starting {driver_bin} (install chromium-driver)"))?;
         let line = announced(&mut child, &out, "ChromeDriver was started successfully on port ").await;
-        let _ = std::fs::remove_file(&out);
         match line {
             Ok(line) => {
                 let port = line
                     .trim_end_matches('.')
                     .parse()
                     .context("chromedriver announced no port")?;
-                return Ok((child, port));
+                return Ok((child, port, home));
             }
             Err(e) if attempt < 3 => {
                 eprintln!("chromedriver did not start (attempt {attempt} of 3): {e}");
+                let _ = child.kill().await;
+                let _ = std::fs::remove_dir_all(&home);
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
             Err(e) => return Err(e),
@@ -163,7 +173,7 @@ async fn start_chromedriver() -> anyhow::Result<(Child, u16)> {
 
 impl Browser {
     pub async fn start(device: Device) -> anyhow::Result<Browser> {
-        let (child, port) = start_chromedriver().await?;
+        let (child, port, home) = start_chromedriver().await?;
         let url = format!("http://127.0.0.1:{port}");
         let http = reqwest::Client::new();
         let status = format!("{url}/status");
@@ -181,22 +191,22 @@ impl Browser {
         // harness's problem, not the app's, so a start is tried three times,
         // each with a fresh profile.
         let mut attempt = 0;
-        let (driver, profile) = loop {
+        let driver = loop {
             attempt += 1;
-            let profile =
-                std::env::temp_dir().join(format!("kandev-e2e-chrome-{}-{port}-{attempt}", std::process::id()));
+            let profile = home.join(format!("profile-{attempt}"));
             // A hung page must fail the test, not stall it.
             let opened = WebDriver::builder(&url, capabilities(device, &profile)?)
                 .request_timeout(Duration::from_secs(30))
                 .connect()
                 .await;
             match opened {
-                Ok(driver) => break (driver, profile),
+                Ok(driver) => break driver,
                 Err(e) if attempt < 3 => {
                     eprintln!("Chromium did not start (attempt {attempt} of 3): {e}");
                     let _ = std::fs::remove_dir_all(&profile);
                     tokio::time::sleep(Duration::from_millis(500)).await;
                 }
+                // The directory stays: chromedriver's log says why.
                 Err(e) => return Err(e).context("opening a Chromium session"),
             }
         };
@@ -204,7 +214,7 @@ impl Browser {
             driver,
             base: Arc::default(),
             chromedriver: Arc::new(Mutex::new(Some(child))),
-            profile,
+            home,
         })
     }
 
@@ -213,7 +223,7 @@ impl Browser {
         if let Some(mut c) = self.chromedriver.lock().await.take() {
             let _ = c.kill().await;
         }
-        let _ = std::fs::remove_dir_all(&self.profile);
+        let _ = std::fs::remove_dir_all(&self.home);
     }
 
     pub async fn set_base(&self, base: &str) {
