@@ -46,17 +46,14 @@ pub fn report(args: &[String]) -> Result<(), String> {
         }
     }
     let weigh = |files: &[String]| sum_files(&weighed, files);
+    let main_rows = weigh(std::slice::from_ref(&main));
     println!("the wasm before wasm-opt, KiB (a route loads its module and chunks after the main module)\n");
-    println!(
-        "{:<44} {:>9}",
-        "main module (every page)",
-        kib(total(&weigh(std::slice::from_ref(&main))))
-    );
+    println!("{:<44} {:>9}", "main module (every page)", kib(total(&main_rows)));
     for (route, files) in &routes {
         println!("{:<44} {:>9}", short(route), kib(total(&weigh(files))));
     }
     let (what, rows) = match args.first() {
-        None => ("the main module".to_string(), weigh(std::slice::from_ref(&main))),
+        None => ("the main module".to_string(), main_rows),
         Some(wanted) => {
             let (route, files) = routes
                 .iter()
