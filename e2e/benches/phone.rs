@@ -6,7 +6,8 @@
 //! page's own clock. Prints figures only.
 //!
 //! Needs `cargo xtask web` and the `kandev` debug binary (or `KANDEV_BIN`);
-//! run: `cargo bench -p kandev-e2e --bench phone`.
+//! run: `cargo bench -p kandev-e2e --bench phone`. `KANDEV_PHONE_WATERFALL=1`
+//! also prints each visit's requests (start, first byte, end in ms; bytes).
 
 use anyhow::Context;
 use kandev_e2e::{Browser, Device, Stack, sign_in};
@@ -86,6 +87,18 @@ async fn first_visit(browser: &Browser, network: &Network, base: &str, path: &st
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     };
+    if std::env::var_os("KANDEV_PHONE_WATERFALL").is_some() {
+        let entries: Value = browser
+            .js(
+                "return performance.getEntriesByType('resource').map(e => [e.name.replace(location.origin, ''), Math.round(e.startTime), Math.round(e.responseStart), Math.round(e.responseEnd), e.encodedBodySize])",
+                vec![],
+            )
+            .await?;
+        println!("  {} {path}: usable at {usable:.0} ms", network.name);
+        for e in entries.as_array().into_iter().flatten() {
+            println!("    {e}");
+        }
+    }
     browser
         .cdp("Emulation.setCPUThrottlingRate", json!({"rate": 1}))
         .await?;

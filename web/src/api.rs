@@ -3,6 +3,8 @@
 
 use gloo_net::http::{Request, RequestBuilder, Response};
 use kandev_core::api::*;
+// `index.html` preloads these addresses: build them from the same source.
+use kandev_core::api::first_reads;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -148,23 +150,20 @@ pub async fn put<B: Serialize, T: DeserializeOwned>(path: &str, body: &B) -> Api
 // --- typed helpers ---
 
 pub async fn workspaces() -> ApiResult<Vec<Workspace>> {
-    get("/api/v1/workspaces").await
+    get(first_reads::WORKSPACES).await
 }
 
 pub async fn repositories(ws: &str) -> ApiResult<Vec<Repository>> {
-    get(&format!("/api/v1/workspaces/{ws}/repositories")).await
+    get(&first_reads::repositories(ws)).await
 }
 
 pub async fn tasks(ws: &str, archived: bool) -> ApiResult<Vec<Task>> {
-    get(&format!("/api/v1/workspaces/{ws}/tasks?include_archived={archived}")).await
+    get(&first_reads::tasks(ws, archived)).await
 }
 
 /// Every PR link of the tasks the board shows, in one request.
 pub async fn board_prs(ws: &str, archived: bool) -> ApiResult<Vec<TaskPr>> {
-    get(&format!(
-        "/api/v1/workspaces/{ws}/board-prs?include_archived={archived}"
-    ))
-    .await
+    get(&first_reads::board_prs(ws, archived)).await
 }
 
 pub async fn task_prs(task: &str) -> ApiResult<Vec<TaskPr>> {
@@ -198,7 +197,7 @@ pub async fn evaluations(id: &str) -> ApiResult<Vec<Evaluation>> {
 }
 
 pub async fn me() -> ApiResult<Me> {
-    get("/api/v1/me").await
+    get(first_reads::ME).await
 }
 
 pub async fn agent_profiles() -> ApiResult<Vec<AgentProfileInfo>> {

@@ -11,6 +11,7 @@ use std::path::Path;
 mod locale_preload;
 mod pack;
 mod preload;
+mod read_preload;
 mod split;
 mod weight;
 
@@ -111,20 +112,7 @@ pub fn build() -> Result<(), String> {
     let locales = locale_files(&dist)?;
     let i18n = fs::read_to_string(root().join("web/src/i18n.rs")).map_err(|e| format!("web/src/i18n.rs: {e}"))?;
     let template = fs::read_to_string(root().join("web/index.html")).map_err(|e| format!("index.html: {e}"))?;
-    if !template.contains("</head>") {
-        return Err("web/index.html has no </head> to put the preloads before".into());
-    }
-    // What the opened page will fetch next, started beside the main module.
-    let preloads = format!(
-        "  {}\n  {}\n</head>",
-        preload::script(&preload::entries(root(), &packs, &app_dir)?),
-        locale_preload::script(&i18n, &locales)?
-    );
-    let index = template
-        .replace("/kandev_web.js", &format!("/{js}"))
-        .replace("/kandev_web_bg.wasm", &format!("/{wasm}"))
-        .replace("/style.css", &format!("/{css}"))
-        .replace("</head>", &preloads);
+    let index = index_html(&template, &[&js, &wasm, &css], &packs, &app_dir, &i18n, &locales)?;
     fs::write(dist.join("index.html"), index).map_err(|e| format!("index.html: {e}"))?;
     sh::step("compressing (gzip, brotli)");
     let total = compress_all(files(&dist))?;
@@ -156,6 +144,45 @@ pub fn build() -> Result<(), String> {
 /// Each locale's Fluent files as one `locales/<locale>.ftl`: the app has
 /// English built in and fetches another language in one request. Returns
 /// the locales written.
+/// Marks where the small preloads go in `web/index.html`: above the
+/// stylesheet, because an inline script below it waits until it has loaded.
+const EARLY_PRELOADS: &str = "<!-- early preloads -->";
+
+/// `index.html` from its template: the hashed names of the script, the main
+/// module and the stylesheet, and what the opened page will fetch next,
+/// started beside the main module. The small reads and the locale go first;
+/// the route's pack waits behind the stylesheet on purpose, so it does not
+/// share the bandwidth with the main module, which runs first.
+fn index_html(
+    template: &str,
+    [js, wasm, css]: &[&str; 3],
+    packs: &[String],
+    app_dir: &str,
+    i18n: &str,
+    locales: &[String],
+) -> Result<String, String> {
+    if !template.contains("</head>") || !template.contains(EARLY_PRELOADS) {
+        return Err(format!(
+            "web/index.html needs {EARLY_PRELOADS} and </head> to put the preloads at"
+        ));
+    }
+    let early = format!(
+        "{}\n  {}",
+        read_preload::app_script()?,
+        locale_preload::script(i18n, locales)?
+    );
+    let late = format!(
+        "  {}\n</head>",
+        preload::script(&preload::entries(root(), packs, app_dir)?)
+    );
+    Ok(template
+        .replace("/kandev_web.js", &format!("/{js}"))
+        .replace("/kandev_web_bg.wasm", &format!("/{wasm}"))
+        .replace("/style.css", &format!("/{css}"))
+        .replace(EARLY_PRELOADS, &early)
+        .replace("</head>", &late))
+}
+
 fn locale_files(dist: &Path) -> Result<Vec<String>, String> {
     let out = dist.join("locales");
     fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;

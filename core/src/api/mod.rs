@@ -3,6 +3,7 @@
 mod access;
 mod agents;
 mod automations;
+pub mod first_reads;
 mod github;
 mod live;
 mod notifications;

@@ -10,6 +10,7 @@ mod board_live;
 mod board_moves;
 mod code_split;
 mod editor;
+mod first_reads;
 mod languages;
 mod merged_loop;
 mod merger_loop;

@@ -40,11 +40,16 @@ fn snake(camel: &str) -> String {
 /// matches one segment. Only plain segments are expected; anything else is
 /// refused rather than matched wrongly.
 fn pattern(path: &str) -> Result<String, String> {
+    pattern_with(path, |_| "[^/]+".to_string())
+}
+
+/// [`pattern`] with `param(name)` as the expression for each `:name`.
+pub fn pattern_with(path: &str, mut param: impl FnMut(&str) -> String) -> Result<String, String> {
     let mut out = String::from("^");
     for segment in path.split('/').skip(1) {
         out.push_str("\\/");
-        if segment.starts_with(':') {
-            out.push_str("[^/]+");
+        if let Some(name) = segment.strip_prefix(':') {
+            out.push_str(&param(name));
         } else if segment
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')

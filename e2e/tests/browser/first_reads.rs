@@ -1,0 +1,77 @@
+//! A page opened by its address starts its first API reads itself, beside
+//! the main module's download, and the app's own requests take them over,
+//! so each goes over the network once. The addresses are
+//! `kandev_core::api::first_reads`, which the app builds its requests with.
+
+use std::time::Duration;
+
+use anyhow::ensure;
+use kandev_core::api::first_reads;
+use kandev_e2e::Ctx;
+use kandev_e2e::scenario;
+use serde_json::Value;
+
+use crate::support::*;
+
+/// What Chromium logs for a preload nothing used (three seconds after load).
+const UNUSED_PRELOAD: &str = "preloaded using link preload but not used";
+
+/// GIVEN the board opened by its address, THEN who is signed in and the
+/// board's reads were started by the page (`link` preloads), the app took
+/// every one over (Chromium warns of none unused), and who is signed in was
+/// asked for once.
+async fn the_board_starts_its_reads_before_its_code_runs(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = workspace(&ctx).await?;
+    ctx.stack.task(&ws, "Read early", "todo").await?;
+    ctx.browser.requests().await?;
+    ctx.browser.console().await;
+    ctx.browser.goto(&format!("/w/{ws}")).await?;
+    ctx.browser.wait_text(".columns", "Read early").await?;
+    let (page, reads) = first_reads::first_reads()
+        .into_iter()
+        .find(|(page, _)| *page == "/w/:ws")
+        .ok_or_else(|| anyhow::anyhow!("no first reads for the board"))?;
+    let expected: Vec<String> = (first_reads::EVERY_PAGE.iter().map(|r| r.to_string()))
+        .chain(reads.iter().map(|r| r.replace(":ws", &ws)))
+        .collect();
+    let preloaded = ctx
+        .browser
+        .js(
+            "return performance.getEntriesByType('resource')\
+             .filter((e) => e.initiatorType === 'link' && e.name.includes('/api/v1/'))\
+             .map((e) => e.name.replace(location.origin, ''))",
+            vec![],
+        )
+        .await?;
+    let preloaded: Vec<&str> = preloaded
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    for read in &expected {
+        ensure!(
+            preloaded.iter().filter(|p| **p == read).count() == 1,
+            "{page}: {read} was not preloaded once by the page: {preloaded:?}"
+        );
+    }
+    // Chromium's verdict on each preload comes three seconds after load.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let unused: Vec<String> = (ctx.browser.console().await.into_iter())
+        .filter(|l| l.contains(UNUSED_PRELOAD))
+        .collect();
+    ensure!(unused.is_empty(), "preloads the app did not use: {unused:?}");
+    let me: Vec<String> = (ctx.browser.requests().await?.into_iter())
+        .filter(|u| u.ends_with(first_reads::ME))
+        .collect();
+    ensure!(
+        me.len() == 1,
+        "who is signed in was asked for {} times: {me:?}",
+        me.len()
+    );
+    Ok(())
+}
+scenario!(
+    the_board_opened_by_its_address_starts_its_reads_before_its_code_runs,
+    super::the_board_starts_its_reads_before_its_code_runs
+);
