@@ -1,9 +1,10 @@
 //! A phone's first visit, timed: Chromium emulating a phone, its CPU slowed
 //! four times, on DevTools' "Fast 4G" and "Slow 4G" networks with an empty
-//! cache. Measures when the board and the new-automation editor become
-//! usable (their first control is on the page; Leptos attaches the handlers
-//! as it creates the element), counted from the start of navigation in the
-//! page's own clock. Prints figures only.
+//! cache. Measures when the board, the new-automation editor and a task page
+//! (opened from a notification's link) become usable (their first control is
+//! on the page; Leptos attaches the handlers as it creates the element),
+//! counted from the start of navigation in the page's own clock. Prints
+//! figures only.
 //!
 //! Needs `cargo xtask web` and the `kandev` debug binary (or `KANDEV_BIN`);
 //! run: `cargo bench -p kandev-e2e --bench phone`. `KANDEV_PHONE_WATERFALL=1`
@@ -117,7 +118,7 @@ async fn main() -> anyhow::Result<()> {
     let stack = Stack::start("phone-bench").await.context("the stack")?;
     let ws = stack.workspace("Phone").await?;
     stack.repository(&ws, "acme", "api").await?;
-    stack.task(&ws, "A card", "todo").await?;
+    let task = stack.task(&ws, "A card", "todo").await?;
     println!("kandev phone benchmark: Chromium emulating a phone, CPU slowed {CPU_SLOWDOWN}x, empty cache\n");
     for network in &NETWORKS {
         // A fresh browser per network: nothing cached or compiled from before.
@@ -133,21 +134,26 @@ async fn main() -> anyhow::Result<()> {
             "#automation-name",
         )
         .await;
+        let task_page = first_visit(
+            &browser,
+            network,
+            &stack.base,
+            &format!("/w/{ws}/tasks/{task}"),
+            "#delete-task",
+        )
+        .await;
         browser.quit().await;
-        let (board, editor) = (board?, editor?);
-        println!("{:<58} {board:>8.2} s", format!("board usable, {}", network.name));
-        println!(
-            "{:<58} {editor:>8.2} s",
-            format!("new-automation editor usable, {}", network.name)
-        );
-        println!(
-            "@figure web: board usable on a phone, {}|{board:.3}|s|-|-|-",
-            network.name
-        );
-        println!(
-            "@figure web: new-automation editor usable on a phone, {}|{editor:.3}|s|{}|-|-",
-            network.name, network.editor_goal
-        );
+        for (page, seconds, goal) in [
+            ("board", board?, "-"),
+            ("new-automation editor", editor?, network.editor_goal),
+            ("task page", task_page?, "-"),
+        ] {
+            println!("{:<58} {seconds:>8.2} s", format!("{page} usable, {}", network.name));
+            println!(
+                "@figure web: {page} usable on a phone, {}|{seconds:.3}|s|{goal}|-|-",
+                network.name
+            );
+        }
     }
     Ok(())
 }

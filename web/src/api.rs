@@ -167,7 +167,7 @@ pub async fn board_prs(ws: &str, archived: bool) -> ApiResult<Vec<TaskPr>> {
 }
 
 pub async fn task_prs(task: &str) -> ApiResult<Vec<TaskPr>> {
-    get(&format!("/api/v1/tasks/{task}/prs")).await
+    get(&first_reads::task_prs(task)).await
 }
 
 pub async fn automations(ws: &str) -> ApiResult<Vec<Automation>> {
@@ -205,7 +205,7 @@ pub async fn agent_profiles() -> ApiResult<Vec<AgentProfileInfo>> {
 }
 
 pub async fn sessions(task: &str) -> ApiResult<Vec<Session>> {
-    get(&format!("/api/v1/tasks/{task}/sessions")).await
+    get(&first_reads::sessions(task)).await
 }
 
 pub async fn messages(session: &str) -> ApiResult<Vec<TranscriptMessage>> {

@@ -112,7 +112,14 @@ pub fn build() -> Result<(), String> {
     let locales = locale_files(&dist)?;
     let i18n = fs::read_to_string(root().join("web/src/i18n.rs")).map_err(|e| format!("web/src/i18n.rs: {e}"))?;
     let template = fs::read_to_string(root().join("web/index.html")).map_err(|e| format!("index.html: {e}"))?;
-    let index = index_html(&template, &[&js, &wasm, &css], &packs, &app_dir, &i18n, &locales)?;
+    let index = index_html(
+        &template,
+        &[&js, &wasm, &loader, &css],
+        &packs,
+        &app_dir,
+        &i18n,
+        &locales,
+    )?;
     fs::write(dist.join("index.html"), index).map_err(|e| format!("index.html: {e}"))?;
     sh::step("compressing (gzip, brotli)");
     let total = compress_all(files(&dist))?;
@@ -149,13 +156,13 @@ pub fn build() -> Result<(), String> {
 const EARLY_PRELOADS: &str = "<!-- early preloads -->";
 
 /// `index.html` from its template: the hashed names of the script, the main
-/// module and the stylesheet, and what the opened page will fetch next,
+/// module, the chunk loader and the stylesheet, and what the opened page will fetch next,
 /// started beside the main module. The small reads and the locale go first;
 /// the route's pack waits behind the stylesheet on purpose, so it does not
 /// share the bandwidth with the main module, which runs first.
 fn index_html(
     template: &str,
-    [js, wasm, css]: &[&str; 3],
+    [js, wasm, loader, css]: &[&str; 4],
     packs: &[String],
     app_dir: &str,
     i18n: &str,
@@ -178,6 +185,7 @@ fn index_html(
     Ok(template
         .replace("/kandev_web.js", &format!("/{js}"))
         .replace("/kandev_web_bg.wasm", &format!("/{wasm}"))
+        .replace("/__wasm_split.js", &format!("/{loader}"))
         .replace("/style.css", &format!("/{css}"))
         .replace(EARLY_PRELOADS, &early)
         .replace("</head>", &late))

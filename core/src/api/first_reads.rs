@@ -25,6 +25,27 @@ pub fn board_prs(ws: &str, archived: bool) -> String {
     format!("/api/v1/workspaces/{ws}/board-prs?include_archived={archived}")
 }
 
+/// A task page's reads: the task, its events, comments, PR links and agent sessions.
+pub fn task(id: &str) -> String {
+    format!("/api/v1/tasks/{id}")
+}
+
+pub fn task_events(id: &str) -> String {
+    format!("/api/v1/tasks/{id}/events")
+}
+
+pub fn task_comments(id: &str) -> String {
+    format!("/api/v1/tasks/{id}/comments")
+}
+
+pub fn task_prs(id: &str) -> String {
+    format!("/api/v1/tasks/{id}/prs")
+}
+
+pub fn sessions(id: &str) -> String {
+    format!("/api/v1/tasks/{id}/sessions")
+}
+
 /// Read by every page, whatever its address.
 pub const EVERY_PAGE: [&str; 1] = [ME];
 
@@ -33,15 +54,28 @@ pub const EVERY_PAGE: [&str; 1] = [ME];
 /// standing for that segment. Only reads the page makes with the address
 /// alone belong here (the board opens on its unarchived tasks).
 pub fn first_reads() -> Vec<(&'static str, Vec<String>)> {
-    vec![(
-        "/w/:ws",
-        vec![
-            WORKSPACES.to_string(),
-            tasks(":ws", false),
-            board_prs(":ws", false),
-            repositories(":ws"),
-        ],
-    )]
+    vec![
+        (
+            "/w/:ws",
+            vec![
+                WORKSPACES.to_string(),
+                tasks(":ws", false),
+                board_prs(":ws", false),
+                repositories(":ws"),
+            ],
+        ),
+        (
+            "/w/:ws/tasks/:id",
+            vec![
+                WORKSPACES.to_string(),
+                task(":id"),
+                task_events(":id"),
+                task_comments(":id"),
+                task_prs(":id"),
+                sessions(":id"),
+            ],
+        ),
+    ]
 }
 
 #[cfg(test)]
@@ -60,6 +94,26 @@ mod tests {
                 "/api/v1/workspaces/:ws/tasks?include_archived=false",
                 "/api/v1/workspaces/:ws/board-prs?include_archived=false",
                 "/api/v1/workspaces/:ws/repositories",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_task_page_opens_on_the_task_its_events_comments_links_sessions_and_the_switcher() {
+        let pages = first_reads();
+        let (_, reads) = pages
+            .iter()
+            .find(|(page, _)| *page == "/w/:ws/tasks/:id")
+            .expect("the task page");
+        assert_eq!(
+            reads,
+            &[
+                "/api/v1/workspaces",
+                "/api/v1/tasks/:id",
+                "/api/v1/tasks/:id/events",
+                "/api/v1/tasks/:id/comments",
+                "/api/v1/tasks/:id/prs",
+                "/api/v1/tasks/:id/sessions",
             ]
         );
     }

@@ -76,8 +76,8 @@ scenario!(
     super::board_first_editor_on_demand
 );
 
-/// GIVEN a page opened by its address, THEN the main module and its route's
-/// pack are asked for by the page itself, beside its script (a `preload` the
+/// GIVEN a page opened by its address, THEN the main module, the chunk
+/// loader and its route's pack are asked for by the page itself, beside its script (a `preload` the
 /// loader then takes over), each fetched once; a page that needs no pack
 /// preloads none.
 async fn a_page_opened_by_address_preloads_its_pack(ctx: Ctx) -> anyhow::Result<()> {
@@ -85,8 +85,17 @@ async fn a_page_opened_by_address_preloads_its_pack(ctx: Ctx) -> anyhow::Result<
     let packs = "return performance.getEntriesByType('resource')\
                  .filter((e) => e.name.includes('/pack_'))\
                  .map((e) => [e.name.split('/').pop(), e.initiatorType])";
+    // Cold, and with a round trip long enough to tell "beside the script"
+    // from "after it" below.
+    ctx.browser.cdp("Network.enable", json!({})).await?;
+    ctx.browser.cdp("Network.clearBrowserCache", json!({})).await?;
+    let latency = |ms: u32| json!({"offline": false, "latency": ms, "downloadThroughput": -1, "uploadThroughput": -1});
+    ctx.browser
+        .cdp("Network.emulateNetworkConditions", latency(100))
+        .await?;
     ctx.browser.goto(&format!("/w/{ws}")).await?;
     ctx.browser.wait_for(".columns").await?;
+    ctx.browser.cdp("Network.emulateNetworkConditions", latency(0)).await?;
     // The main module too is asked for by the page, beside its script.
     let main = ctx
         .browser
@@ -99,6 +108,21 @@ async fn a_page_opened_by_address_preloads_its_pack(ctx: Ctx) -> anyhow::Result<
     ensure!(
         main == serde_json::json!(["link"]),
         "the main module was not preloaded once: {main}"
+    );
+    // So is the chunk loader, which the script imports: asked for before the
+    // script has arrived, not one round trip after it.
+    let loader = ctx
+        .browser
+        .js(
+            "const r = performance.getEntriesByType('resource'); \
+             const script = r.find((e) => e.name.endsWith('/kandev_web.js')); \
+             return r.filter((e) => e.name.endsWith('/__wasm_split.js')).map((e) => e.startTime < script.responseEnd)",
+            vec![],
+        )
+        .await?;
+    ensure!(
+        loader == serde_json::json!([true]),
+        "the chunk loader was not asked for once, beside the script: {loader}"
     );
     let board = ctx.browser.js(packs, vec![]).await?;
     ensure!(

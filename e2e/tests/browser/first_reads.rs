@@ -16,24 +16,27 @@ use crate::support::*;
 /// What Chromium logs for a preload nothing used (three seconds after load).
 const UNUSED_PRELOAD: &str = "preloaded using link preload but not used";
 
-/// GIVEN the board opened by its address, THEN who is signed in and the
-/// board's reads were started by the page (`link` preloads), the app took
-/// every one over (Chromium warns of none unused), and who is signed in was
-/// asked for once.
-async fn the_board_starts_its_reads_before_its_code_runs(ctx: Ctx) -> anyhow::Result<()> {
-    let ws = workspace(&ctx).await?;
-    ctx.stack.task(&ws, "Read early", "todo").await?;
+/// Opens `address` (a page of the `page` pattern, `:name` filled from
+/// `params`), waits for `ready`, and checks that every first read was
+/// preloaded once by the page and then used.
+async fn reads_start_early(ctx: &Ctx, page: &str, params: &[(&str, &str)], ready: &str) -> anyhow::Result<()> {
+    let fill = |s: &str| {
+        params
+            .iter()
+            .fold(s.to_string(), |s, (k, v)| s.replace(&format!(":{k}"), v))
+    };
+    let reads = first_reads::first_reads()
+        .into_iter()
+        .find(|(p, _)| *p == page)
+        .map(|(_, reads)| reads)
+        .ok_or_else(|| anyhow::anyhow!("no first reads for {page}"))?;
+    let expected: Vec<String> = (first_reads::EVERY_PAGE.iter().map(|r| r.to_string()))
+        .chain(reads.iter().map(|r| fill(r)))
+        .collect();
     ctx.browser.requests().await?;
     ctx.browser.console().await;
-    ctx.browser.goto(&format!("/w/{ws}")).await?;
-    ctx.browser.wait_text(".columns", "Read early").await?;
-    let (page, reads) = first_reads::first_reads()
-        .into_iter()
-        .find(|(page, _)| *page == "/w/:ws")
-        .ok_or_else(|| anyhow::anyhow!("no first reads for the board"))?;
-    let expected: Vec<String> = (first_reads::EVERY_PAGE.iter().map(|r| r.to_string()))
-        .chain(reads.iter().map(|r| r.replace(":ws", &ws)))
-        .collect();
+    ctx.browser.goto(&fill(page)).await?;
+    ctx.browser.wait_for(ready).await?;
     let preloaded = ctx
         .browser
         .js(
@@ -60,18 +63,32 @@ async fn the_board_starts_its_reads_before_its_code_runs(ctx: Ctx) -> anyhow::Re
     let unused: Vec<String> = (ctx.browser.console().await.into_iter())
         .filter(|l| l.contains(UNUSED_PRELOAD))
         .collect();
-    ensure!(unused.is_empty(), "preloads the app did not use: {unused:?}");
+    ensure!(unused.is_empty(), "{page}: preloads the app did not use: {unused:?}");
     let me: Vec<String> = (ctx.browser.requests().await?.into_iter())
         .filter(|u| u.ends_with(first_reads::ME))
         .collect();
     ensure!(
         me.len() == 1,
-        "who is signed in was asked for {} times: {me:?}",
+        "{page}: who is signed in was asked for {} times: {me:?}",
         me.len()
     );
     Ok(())
 }
+
+/// GIVEN the board opened by its address, THEN who is signed in and the
+/// board's reads were started by the page (`link` preloads), the app took
+/// every one over (Chromium warns of none unused), and who is signed in was
+/// asked for once; GIVEN a task page opened by its address (a notification's
+/// link), THEN the same holds for its reads.
+async fn pages_start_their_reads_before_their_code_runs(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = workspace(&ctx).await?;
+    let task = ctx.stack.task(&ws, "Read early", "todo").await?;
+    let params = [("ws", ws.as_str()), ("id", task.as_str())];
+    reads_start_early(&ctx, "/w/:ws", &params, "[data-task-id]").await?;
+    reads_start_early(&ctx, "/w/:ws/tasks/:id", &params, "#delete-task").await?;
+    Ok(())
+}
 scenario!(
-    the_board_opened_by_its_address_starts_its_reads_before_its_code_runs,
-    super::the_board_starts_its_reads_before_its_code_runs
+    a_page_opened_by_its_address_starts_its_reads_before_its_code_runs,
+    super::pages_start_their_reads_before_their_code_runs
 );

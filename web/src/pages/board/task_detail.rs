@@ -4,7 +4,7 @@
 
 use kandev_core::access::Level;
 use kandev_core::api::{
-    Actor, Comment, CreateComment, LinkPrRequest, PatchTask, ReviewRequest, Task, TaskEvent, TaskPr,
+    Actor, Comment, CreateComment, LinkPrRequest, PatchTask, ReviewRequest, Task, TaskEvent, TaskPr, first_reads,
 };
 use kandev_core::board::{TaskStatus, check_move};
 use kandev_core::merger::Said;
@@ -142,15 +142,15 @@ pub fn TaskDetail() -> impl IntoView {
     let reload = RwSignal::new(0u64);
     let task = LocalResource::new(move || {
         let (id, _, _) = (id.get(), tick.get(), reload.get());
-        async move { api::get::<Task>(&format!("/api/v1/tasks/{id}")).await }
+        async move { api::get::<Task>(&first_reads::task(&id)).await }
     });
     let events = LocalResource::new(move || {
         let (id, _, _) = (id.get(), tick.get(), reload.get());
-        async move { api::get::<Vec<TaskEvent>>(&format!("/api/v1/tasks/{id}/events")).await }
+        async move { api::get::<Vec<TaskEvent>>(&first_reads::task_events(&id)).await }
     });
     let comments = LocalResource::new(move || {
         let (id, _, _) = (id.get(), tick.get(), reload.get());
-        async move { api::get::<Vec<Comment>>(&format!("/api/v1/tasks/{id}/comments")).await }
+        async move { api::get::<Vec<Comment>>(&first_reads::task_comments(&id)).await }
     });
     let prs = LocalResource::new(move || {
         let (id, _, _) = (id.get(), tick.get(), reload.get());
