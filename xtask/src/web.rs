@@ -112,14 +112,9 @@ pub fn build() -> Result<(), String> {
     let locales = locale_files(&dist)?;
     let i18n = fs::read_to_string(root().join("web/src/i18n.rs")).map_err(|e| format!("web/src/i18n.rs: {e}"))?;
     let template = fs::read_to_string(root().join("web/index.html")).map_err(|e| format!("index.html: {e}"))?;
-    let index = index_html(
-        &template,
-        &[&js, &wasm, &loader, &css],
-        &packs,
-        &app_dir,
-        &i18n,
-        &locales,
-    )?;
+    let early = [read_preload::app_script()?, locale_preload::script(&i18n, &locales)?];
+    let late = [preload::script(&preload::entries(root(), &packs, &app_dir)?)];
+    let index = index_html(&template, [&js, &wasm, &loader, &css], &early, &late)?;
     fs::write(dist.join("index.html"), index).map_err(|e| format!("index.html: {e}"))?;
     sh::step("compressing (gzip, brotli)");
     let total = compress_all(files(&dist))?;
@@ -148,49 +143,40 @@ pub fn build() -> Result<(), String> {
     Ok(())
 }
 
-/// Each locale's Fluent files as one `locales/<locale>.ftl`: the app has
-/// English built in and fetches another language in one request. Returns
-/// the locales written.
 /// Marks where the small preloads go in `web/index.html`: above the
 /// stylesheet, because an inline script below it waits until it has loaded.
 const EARLY_PRELOADS: &str = "<!-- early preloads -->";
 
 /// `index.html` from its template: the hashed names of the script, the main
-/// module, the chunk loader and the stylesheet, and what the opened page will fetch next,
-/// started beside the main module. The small reads and the locale go first;
-/// the route's pack waits behind the stylesheet on purpose, so it does not
-/// share the bandwidth with the main module, which runs first.
+/// module, the chunk loader and the stylesheet, and what the opened page
+/// will fetch next, started beside the main module. The `early` scripts (the
+/// small reads, the locale) go above the stylesheet; the `late` one (the
+/// route's pack) waits behind it on purpose, so the pack does not share the
+/// bandwidth with the main module, which runs first.
 fn index_html(
     template: &str,
-    [js, wasm, loader, css]: &[&str; 4],
-    packs: &[String],
-    app_dir: &str,
-    i18n: &str,
-    locales: &[String],
+    [js, wasm, loader, css]: [&str; 4],
+    early: &[String],
+    late: &[String],
 ) -> Result<String, String> {
     if !template.contains("</head>") || !template.contains(EARLY_PRELOADS) {
         return Err(format!(
             "web/index.html needs {EARLY_PRELOADS} and </head> to put the preloads at"
         ));
     }
-    let early = format!(
-        "{}\n  {}",
-        read_preload::app_script()?,
-        locale_preload::script(i18n, locales)?
-    );
-    let late = format!(
-        "  {}\n</head>",
-        preload::script(&preload::entries(root(), packs, app_dir)?)
-    );
+    let late: String = late.iter().map(|s| format!("  {s}\n")).collect();
     Ok(template
         .replace("/kandev_web.js", &format!("/{js}"))
         .replace("/kandev_web_bg.wasm", &format!("/{wasm}"))
         .replace("/__wasm_split.js", &format!("/{loader}"))
         .replace("/style.css", &format!("/{css}"))
-        .replace(EARLY_PRELOADS, &early)
-        .replace("</head>", &late))
+        .replace(EARLY_PRELOADS, &early.join("\n  "))
+        .replace("</head>", &format!("{late}</head>")))
 }
 
+/// Each locale's Fluent files as one `locales/<locale>.ftl`: the app has
+/// English built in and fetches another language in one request. Returns
+/// the locales written.
 fn locale_files(dist: &Path) -> Result<Vec<String>, String> {
     let out = dist.join("locales");
     fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
@@ -391,6 +377,30 @@ fn files(dir: &Path) -> Vec<std::path::PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_small_preloads_go_above_the_stylesheet_and_the_pack_below_it() {
+        let template = "<head>\n  <!-- early preloads -->\n  <link rel=\"stylesheet\" href=\"/style.css\">\n  \
+                        <link rel=\"modulepreload\" href=\"/__wasm_split.js\">\n</head>";
+        let names = [
+            "app-1/kandev_web.js",
+            "app-1/kandev_web_bg.wasm",
+            "app-1/__wasm_split.js",
+            "style-1.css",
+        ];
+        let early = [
+            "<script>reads</script>".to_string(),
+            "<script>locale</script>".to_string(),
+        ];
+        let late = ["<script>pack</script>".to_string()];
+        let out = index_html(template, names, &early, &late).expect("index");
+        let at = |s: &str| out.find(s).unwrap_or_else(|| panic!("{s} missing from {out}"));
+        assert!(at("reads") < at("locale") && at("locale") < at("/style-1.css"));
+        assert!(at("/style-1.css") < at("pack") && at("pack") < at("</head>"));
+        assert!(out.contains("href=\"/app-1/__wasm_split.js\""), "{out}");
+        assert!(!out.contains("early preloads"));
+        assert!(index_html("<head></head>", names, &early, &late).is_err());
+    }
 
     #[test]
     fn every_file_gets_its_gzip_and_brotli_forms_and_the_totals_add_up() {
