@@ -1,10 +1,10 @@
 //! A phone's first visit, timed: Chromium emulating a phone, its CPU slowed
 //! four times, on DevTools' "Fast 4G" and "Slow 4G" networks with an empty
 //! cache. Measures when the board, the new-automation editor and a task page
-//! (opened from a notification's link) become usable (their first control is
-//! on the page; Leptos attaches the handlers as it creates the element),
-//! counted from the start of navigation in the page's own clock. Prints
-//! figures only.
+//! (opened by its address: a shared link, a reload) become usable (their
+//! first control is on the page; Leptos attaches the handlers as it creates
+//! the element), counted from the start of navigation in the page's own
+//! clock. Prints figures only.
 //!
 //! Needs `cargo xtask web` and the `kandev` debug binary (or `KANDEV_BIN`);
 //! run: `cargo bench -p kandev-e2e --bench phone`. `KANDEV_PHONE_WATERFALL=1`

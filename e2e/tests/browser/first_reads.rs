@@ -78,8 +78,8 @@ async fn reads_start_early(ctx: &Ctx, page: &str, params: &[(&str, &str)], ready
 /// GIVEN the board opened by its address, THEN who is signed in and the
 /// board's reads were started by the page (`link` preloads), the app took
 /// every one over (Chromium warns of none unused), and who is signed in was
-/// asked for once; GIVEN a task page opened by its address (a notification's
-/// link), THEN the same holds for its reads.
+/// asked for once; GIVEN a task page opened by its address (a shared link,
+/// a reload), THEN the same holds for its reads.
 async fn pages_start_their_reads_before_their_code_runs(ctx: Ctx) -> anyhow::Result<()> {
     let ws = workspace(&ctx).await?;
     let task = ctx.stack.task(&ws, "Read early", "todo").await?;
