@@ -77,9 +77,9 @@ scenario!(
 );
 
 /// GIVEN a page opened by its address, THEN the main module, the chunk
-/// loader and its route's pack are asked for by the page itself, beside its script (a `preload` the
-/// loader then takes over), each fetched once; a page that needs no pack
-/// preloads none.
+/// loader and its route's pack are asked for by the page itself, beside its
+/// script (a `preload` the loader then takes over), each fetched once; a page
+/// that needs no pack preloads none.
 async fn a_page_opened_by_address_preloads_its_pack(ctx: Ctx) -> anyhow::Result<()> {
     let ws = workspace(&ctx).await?;
     let packs = "return performance.getEntriesByType('resource')\
