@@ -33,8 +33,8 @@ pub fn script(i18n_rs: &str, written: &[String]) -> Result<String, String> {
          try {{ l = localStorage.getItem({key:?}) || \"\"; }} catch (e) {{}} \
          if (l !== {built_in:?} && !known.includes(l)) {{ const n = (navigator.language || \"\").toLowerCase(); \
          l = known.find((k) => n.startsWith(k.split(\"-\")[0].toLowerCase())) || \"\"; }} \
-         if (known.includes(l)) {{ const k = document.createElement(\"link\"); k.rel = \"preload\"; k.as = \"fetch\"; \
-         k.crossOrigin = \"anonymous\"; k.href = \"/locales/\" + l + \".ftl\"; document.head.appendChild(k); }} }})();</script>"
+         if (known.includes(l)) {} }})();</script>",
+        super::preload::append_preload("\"/locales/\" + l + \".ftl\"")
     ))
 }
 
@@ -54,7 +54,8 @@ mod tests {
         assert!(s.contains("const known = [\"de\"];"), "{s}");
         assert!(s.contains("localStorage.getItem(\"kandev-locale\")"), "{s}");
         assert!(s.contains("l !== \"en-US\""), "{s}");
-        assert!(s.contains("k.as = \"fetch\"") && s.contains("k.crossOrigin = \"anonymous\""));
+        assert!(s.contains("p.as = \"fetch\"") && s.contains("p.crossOrigin = \"anonymous\""));
+        assert!(s.contains("p.href = \"/locales/\" + l + \".ftl\";"), "{s}");
     }
 
     #[test]

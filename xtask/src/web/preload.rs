@@ -63,15 +63,24 @@ pub fn pattern_with(path: &str, mut param: impl FnMut(&str) -> String) -> Result
     Ok(out)
 }
 
+/// JavaScript that preloads the address `href` (an expression) as a fetch
+/// the app's own same-origin `fetch` takes over: `as=fetch` with
+/// `crossorigin=anonymous` is the mode and credentials such a fetch has.
+pub fn append_preload(href: &str) -> String {
+    format!(
+        "{{ const p = document.createElement(\"link\"); p.rel = \"preload\"; p.as = \"fetch\"; \
+         p.crossOrigin = \"anonymous\"; p.href = {href}; document.head.appendChild(p); }}"
+    )
+}
+
 /// The script: for the address the page was opened at, a `preload` of its
-/// route's pack (`as=fetch`, so the loader's own `fetch` takes it over).
+/// route's pack (so the loader's own `fetch` takes it over).
 pub fn script(entries: &[(String, String)]) -> String {
     let table: Vec<String> = entries.iter().map(|(re, url)| format!("[/{re}/, {url:?}]")).collect();
     format!(
-        "<script>(() => {{ for (const [re, href] of [{}]) if (re.test(location.pathname)) {{ \
-         const l = document.createElement(\"link\"); l.rel = \"preload\"; l.as = \"fetch\"; \
-         l.crossOrigin = \"anonymous\"; l.href = href; document.head.appendChild(l); break; }} }})();</script>",
-        table.join(", ")
+        "<script>(() => {{ for (const [re, href] of [{}]) if (re.test(location.pathname)) {{ {} break; }} }})();</script>",
+        table.join(", "),
+        append_preload("href")
     )
 }
 
@@ -130,6 +139,7 @@ mod tests {
         let s = script(&[("^\\/login\\/?$".into(), "/app-1/pack_login_route_view_1.bin".into())]);
         assert!(s.starts_with("<script>") && s.ends_with("</script>"));
         assert!(s.contains("[/^\\/login\\/?$/, \"/app-1/pack_login_route_view_1.bin\"]"));
-        assert!(s.contains("l.as = \"fetch\"") && s.contains("l.crossOrigin = \"anonymous\""));
+        assert!(s.contains("p.as = \"fetch\"") && s.contains("p.crossOrigin = \"anonymous\""));
+        assert!(s.contains("p.href = href;"), "{s}");
     }
 }

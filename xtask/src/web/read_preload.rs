@@ -7,7 +7,7 @@
 
 use kandev_core::api::first_reads;
 
-use super::preload::pattern_with;
+use super::preload::{append_preload, pattern_with};
 
 /// The expression for one `:name` segment: a named group of id characters.
 fn id_segment(name: &str) -> String {
@@ -40,9 +40,9 @@ pub fn script(every: &[&str], pages: &[(&str, Vec<String>)]) -> Result<String, S
     Ok(format!(
         "<script>(() => {{ const reads = {every:?}; for (const [re, list] of [{}]) {{ const m = re.exec(location.pathname); \
          if (m) {{ for (const r of list) reads.push(r.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, n) => m.groups[n])); break; }} }} \
-         for (const href of reads) {{ const l = document.createElement(\"link\"); l.rel = \"preload\"; l.as = \"fetch\"; \
-         l.crossOrigin = \"anonymous\"; l.href = href; document.head.appendChild(l); }} }})();</script>",
-        table.join(", ")
+         for (const href of reads) {} }})();</script>",
+        table.join(", "),
+        append_preload("href")
     ))
 }
 
@@ -64,7 +64,8 @@ mod tests {
             s.contains("[/^\\/w\\/(?<ws>[A-Za-z0-9_-]+)\\/?$/, [\"/api/v1/workspaces\", \"/api/v1/workspaces/:ws/tasks?include_archived=false\""),
             "{s}"
         );
-        assert!(s.contains("l.as = \"fetch\"") && s.contains("l.crossOrigin = \"anonymous\""));
+        assert!(s.contains("p.as = \"fetch\"") && s.contains("p.crossOrigin = \"anonymous\""));
+        assert!(s.contains("for (const href of reads) { const p"), "{s}");
     }
 
     #[test]
