@@ -123,12 +123,16 @@ async fn notification_deliveries_are_signed_retried_and_logged() {
 
     let task = approve_in(&app, &ws, n, "").await;
     wait_status(&app, &task, "done").await;
-    eventually("the merged notification", Duration::from_secs(10), || async {
-        hook.events().contains(&"merged".to_string()) && slack.got().len() == 1
-    })
+    // Both go out, in either order and each on its own: wait for both, not
+    // for "merged" alone (merge_triggered could still be on its way).
+    eventually(
+        "both webhook notifications and the Slack one",
+        Duration::from_secs(10),
+        || async { hook.got().len() >= 2 && slack.got().len() == 1 },
+    )
     .await;
-    // Both went out; the first to arrive met the 500 and waits out its
-    // 10 s backoff (the test clock stands still, so either may be first).
+    // The first to arrive met the 500 and waits out its 10 s backoff (the
+    // test clock stands still, so either may be first).
     let mut sent = hook.events();
     sent.sort();
     assert_eq!(sent, ["merge_triggered", "merged"]);
