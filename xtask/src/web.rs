@@ -9,6 +9,7 @@ use std::fs;
 use std::path::Path;
 
 mod locale_preload;
+mod merge;
 mod pack;
 mod preload;
 mod read_preload;
@@ -90,11 +91,12 @@ pub fn build() -> Result<(), String> {
         large.len()
     ));
     optimise_all(large)?;
-    let (packs, pack_bytes) = pack::pack(&app)?;
+    let packed = pack::pack(&app)?;
     sh::step(&format!(
-        "{} route packs ({} KiB): a route's module and chunks in one request",
-        packs.len(),
-        pack_bytes / 1024
+        "{} route packs ({} KiB) and merged modules ({} KiB): a route's module and chunks in one request",
+        packed.colds.len(),
+        packed.pack_bytes / 1024,
+        packed.cold_bytes / 1024
     ));
     // After packing, which rewrites the loader's fetches.
     for script in ["kandev_web.js", "__wasm_split.js"] {
@@ -113,7 +115,7 @@ pub fn build() -> Result<(), String> {
     let i18n = fs::read_to_string(root().join("web/src/i18n.rs")).map_err(|e| format!("web/src/i18n.rs: {e}"))?;
     let template = fs::read_to_string(root().join("web/index.html")).map_err(|e| format!("index.html: {e}"))?;
     let early = [read_preload::app_script()?, locale_preload::script(&i18n, &locales)?];
-    let late = [preload::script(&preload::entries(root(), &packs, &app_dir)?)];
+    let late = [preload::script(&preload::entries(root(), &packed.colds, &app_dir)?)];
     let index = index_html(&template, [&js, &wasm, &loader, &css], &early, &late)?;
     fs::write(dist.join("index.html"), index).map_err(|e| format!("index.html: {e}"))?;
     sh::step("compressing (gzip, brotli)");

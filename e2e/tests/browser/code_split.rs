@@ -4,6 +4,8 @@
 //! fetches no code at all.
 //! A chunk that cannot be loaded (the server was upgraded under an open page,
 //! or the network failed) reloads the app once, then says so.
+//! The first route a page loads comes as one merged module, and a route
+//! loaded after it never loads again what that module held.
 
 use std::time::Duration;
 
@@ -51,8 +53,9 @@ async fn board_first_editor_on_demand(ctx: Ctx) -> anyhow::Result<()> {
         editor.iter().any(|u| u.contains("automation_editor_route")),
         "the editor's chunk was not fetched: {editor:?}"
     );
-    // Its module and its fifty-odd chunks come as one pack: a phone on a
-    // slow network pays its latency once, not once per six files.
+    // Its module and its fifty-odd chunks come as one file (merged, as the
+    // first route of the page): a phone on a slow network pays its latency
+    // once, not once per six files.
     // (Opening it by address loads the main module again, and the board's
     // idle prefetch of the task page may land here too.)
     let own: Vec<&String> = editor
@@ -60,7 +63,7 @@ async fn board_first_editor_on_demand(ctx: Ctx) -> anyhow::Result<()> {
         .filter(|u| !u.contains("task_detail_route") && !u.ends_with("/kandev_web_bg.wasm"))
         .collect();
     ensure!(
-        own.len() == 1 && own[0].ends_with(".bin"),
+        own.len() == 1 && own[0].contains("/cold_automation_editor_route"),
         "the editor's code took more than one request: {editor:?}"
     );
     pick_condition(&ctx, "github_pr_merged").await?;
@@ -77,13 +80,13 @@ scenario!(
 );
 
 /// GIVEN a page opened by its address, THEN the main module, the chunk
-/// loader and its route's pack are asked for by the page itself, beside its
-/// script (a `preload` the loader then takes over), each fetched once; a page
-/// that needs no pack preloads none.
+/// loader and its route's merged module are asked for by the page itself,
+/// beside its script (a `preload` the loader then takes over), each fetched
+/// once; a page that needs no route code preloads none.
 async fn a_page_opened_by_address_preloads_its_pack(ctx: Ctx) -> anyhow::Result<()> {
     let ws = workspace(&ctx).await?;
     let packs = "return performance.getEntriesByType('resource')\
-                 .filter((e) => e.name.includes('/pack_'))\
+                 .filter((e) => e.name.includes('/pack_') || e.name.includes('/cold_'))\
                  .map((e) => [e.name.split('/').pop(), e.initiatorType])";
     // Cold, and with a round trip long enough to tell "beside the script"
     // from "after it" below.
@@ -127,7 +130,7 @@ async fn a_page_opened_by_address_preloads_its_pack(ctx: Ctx) -> anyhow::Result<
     let board = ctx.browser.js(packs, vec![]).await?;
     ensure!(
         board.as_array().is_some_and(|a| a.iter().all(|p| p[1] != "link")),
-        "the board preloaded a pack: {board}"
+        "the board preloaded a route's code: {board}"
     );
     open_new_editor(&ctx, &ws).await?;
     pick_condition(&ctx, "github_pr_merged").await?;
@@ -137,15 +140,101 @@ async fn a_page_opened_by_address_preloads_its_pack(ctx: Ctx) -> anyhow::Result<
         entries.len() == 1
             && entries[0][0]
                 .as_str()
-                .is_some_and(|n| n.starts_with("pack_automation_editor_route"))
+                .is_some_and(|n| n.starts_with("cold_automation_editor_route"))
             && entries[0][1] == "link",
-        "the editor's pack was not preloaded once by the page: {editor}"
+        "the editor's merged module was not preloaded once by the page: {editor}"
     );
     Ok(())
 }
 scenario!(
     a_page_opened_by_its_address_preloads_its_routes_code_once,
     super::a_page_opened_by_address_preloads_its_pack
+);
+
+/// Counts the page's wasm instantiations and keeps the function table the
+/// split modules fill (from the imports they are instantiated with).
+const COUNT_INSTANTIATIONS: &str = "window.__kandev_modules = 0; \
+    const instantiate = WebAssembly.instantiateStreaming; \
+    WebAssembly.instantiateStreaming = function (src, imports) { \
+        window.__kandev_modules += 1; \
+        if (imports && imports.__wasm_split) window.__kandev_table = imports.__wasm_split.__indirect_function_table; \
+        return instantiate.call(WebAssembly, src, imports); \
+    };";
+
+/// GIVEN the editor opened by its address, THEN its code is instantiated as
+/// one module; WHEN the board and then a task page open inside the app,
+/// THEN the task page takes its code from its pack, and no table slot the
+/// editor's module filled is filled again (no module instantiated twice).
+async fn a_route_after_a_merged_one_loads_only_what_it_lacks(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = workspace(&ctx).await?;
+    let task = ctx.stack.task(&ws, "After the editor", "todo").await?;
+    ctx.browser
+        .cdp(
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({ "source": COUNT_INSTANTIATIONS }),
+        )
+        .await?;
+    open_new_editor(&ctx, &ws).await?;
+    pick_condition(&ctx, "github_pr_merged").await?;
+    let editor = ctx.browser.js("return window.__kandev_modules;", vec![]).await?;
+    // The main module and the editor's merged module.
+    ensure!(editor == json!(2), "the editor took {editor} instantiations, not 2");
+    ctx.browser
+        .js(
+            "const t = window.__kandev_table; \
+             window.__kandev_slots = Array.from({ length: t.length }, (_, i) => t.get(i));",
+            vec![],
+        )
+        .await?;
+    ctx.browser
+        .js(
+            &format!("document.querySelector(\"a[href='/w/{ws}']\").click();"),
+            vec![],
+        )
+        .await?;
+    ctx.browser.wait_text(".columns", "After the editor").await?;
+    ctx.browser
+        .js(
+            &format!("document.querySelector(\".task-card[data-task-id='{task}'] a\").click();"),
+            vec![],
+        )
+        .await?;
+    ctx.browser.wait_for("#delete-task").await?;
+    let after = ctx
+        .browser
+        .js(
+            "const t = window.__kandev_table; \
+             const changed = window.__kandev_slots.filter((f, i) => f !== null && t.get(i) !== f).length; \
+             const code = performance.getEntriesByType('resource').map((e) => e.name.split('/').pop()) \
+                 .filter((n) => n.endsWith('.wasm') || n.endsWith('.bin')); \
+             return [window.__kandev_modules, changed, code];",
+            vec![],
+        )
+        .await?;
+    ensure!(
+        after[1] == json!(0),
+        "slots the editor's module filled were filled again: {after}"
+    );
+    ensure!(
+        after[0].as_u64().is_some_and(|n| n > 2),
+        "the task page instantiated nothing of its own: {after}"
+    );
+    let code: Vec<&str> = after[2]
+        .as_array()
+        .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    ensure!(
+        code.iter().any(|n| n.starts_with("pack_task_detail_route"))
+            && !code
+                .iter()
+                .any(|n| n.starts_with("cold_task_detail_route") || n.starts_with("chunk_")),
+        "the task page's code did not come from its pack alone: {code:?}"
+    );
+    Ok(())
+}
+scenario!(
+    a_route_opened_after_a_merged_route_loads_only_the_modules_it_lacks,
+    super::a_route_after_a_merged_one_loads_only_what_it_lacks
 );
 
 /// GIVEN the board has shown its cards and idled, THEN the task page's code

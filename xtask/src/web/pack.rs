@@ -6,6 +6,12 @@
 //! loader takes every part from the pack when the route is first needed.
 //! The single files stay beside the packs: a chunk no pack has started is
 //! fetched alone, and a pack that fails falls back to them.
+//!
+//! The first route a page loads has no chunk in memory yet, so it needs no
+//! parts at all: it gets the route's merged module (`cold_….wasm`, see
+//! `merge.rs`), one instantiation instead of fifty. Every file that module
+//! holds then counts as loaded, so a later route never instantiates a chunk
+//! twice; it takes what it still lacks from its pack.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -112,6 +118,11 @@ fn pack_name(route: &str) -> String {
     format!("pack_{}.bin", route_stem(route))
 }
 
+/// The merged module's file name for a route loader's name.
+fn cold_name(route: &str) -> String {
+    format!("cold_{}.wasm", route_stem(route))
+}
+
 /// What the rewritten loader needs first. The pack says what it holds (a
 /// header naming each part and its length), so the first page carries no
 /// index: a part asked for while packs are arriving waits for them.
@@ -148,42 +159,99 @@ async function __part(url) {
     __parts.delete(name);
     return new Response(bytes, { headers: { "Content-Type": "application/wasm" } });
 }
-function __withPack(file, load) {
+// Files whose instantiation has begun: `true` when alone, or the promise of
+// the merged module that holds them, which every later load awaits instead.
+const __begun = new Map();
+function __once(file, load) {
     return () => {
-        __startPack(file);
+        const holder = __begun.get(file);
+        if (holder instanceof Promise) return holder;
+        __begun.set(file, true);
         return load();
+    };
+}
+function __route(pack, cold, files, load) {
+    return () => {
+        const holder = __begun.get(files[0]);
+        if (holder instanceof Promise) return holder;
+        if (files.some((f) => __begun.has(f))) {
+            __startPack(pack);
+            return load();
+        }
+        // Nothing of this route is loaded: its merged module, in one go.
+        const src = fetch(new URL("./" + cold, import.meta.url));
+        const done = WebAssembly.instantiateStreaming(src, getSharedImports());
+        for (const f of files) __begun.set(f, done);
+        // Forgotten when it fails, so the next attempt starts over.
+        done.catch(() => {
+            for (const f of files) if (__begun.get(f) === done) __begun.delete(f);
+        });
+        return done;
     };
 }
 "#;
 
-/// The loader with every fetch going through `__part` and every route
-/// starting its pack first.
-fn rewrite(js: &str) -> Result<String, String> {
+/// How a definition being rewritten must end.
+#[derive(Clone, Copy)]
+enum Open {
+    Chunk,
+    Route,
+}
+
+/// The loader with every fetch going through `__part`, every module loaded
+/// at most once (`__once`), and every route starting with its merged module
+/// or, once some of its files are loaded, its pack. `routes` are
+/// [`route_files`]'s.
+fn rewrite(js: &str, all: &[Loader], routes: &BTreeMap<String, Vec<String>>) -> Result<String, String> {
     let fetches = js.matches("fetch(new URL(\"./").count();
-    let routes = js.matches("= wrapAsyncCb(makeLoad(").count();
-    if fetches == 0 || routes == 0 {
+    if fetches == 0 || routes.is_empty() {
         return Err("wasm-split loader: no fetch or no route loader to rewrite".into());
     }
+    let file_of: BTreeMap<&str, &str> = all.iter().map(|l| (l.name.as_str(), l.file.as_str())).collect();
     let mut out = String::with_capacity(js.len() + RUNTIME.len());
-    let mut in_route = false;
+    let mut open = None;
     let mut with_runtime = false;
     for line in js.lines() {
         let mut line = line.replace("fetch(new URL(\"./", "__part(new URL(\"./");
-        if let Some(rest) = line.strip_prefix("export const ")
-            && line.contains("= wrapAsyncCb(makeLoad(")
+        if let Some(rest) = line.strip_prefix("const __chunk_")
+            && line.contains(" = makeLoad(")
+        {
+            let name = format!("__chunk_{}", rest.split(' ').next().unwrap_or_default());
+            let file = file_of
+                .get(name.as_str())
+                .ok_or_else(|| format!("wasm-split loader: {name} was not read"))?;
+            line = line.replace(" = makeLoad(", &format!(" = __once({file:?}, makeLoad("));
+            open = Some(Open::Chunk);
+        } else if let Some(rest) = line.strip_prefix("export const ")
+            && line.contains(" = wrapAsyncCb(makeLoad(")
         {
             let name = rest.split(' ').next().unwrap_or_default();
+            let files = routes
+                .get(name)
+                .ok_or_else(|| format!("wasm-split loader: route {name} was not read"))?;
+            let list = serde_json::to_string(files).map_err(|e| format!("route files: {e}"))?;
             line = line.replace(
-                "= wrapAsyncCb(makeLoad(",
-                &format!("= wrapAsyncCb(__withPack({:?}, makeLoad(", pack_name(name)),
+                " = wrapAsyncCb(makeLoad(",
+                &format!(
+                    " = wrapAsyncCb(__route({:?}, {:?}, {list}, __once({:?}, makeLoad(",
+                    pack_name(name),
+                    cold_name(name),
+                    files[0]
+                ),
             );
-            in_route = true;
-        } else if in_route && line.starts_with(", [") {
-            if !line.ends_with("]));") {
-                return Err(format!("wasm-split loader: unexpected end of a route loader: {line}"));
-            }
-            line = format!("{}])));", line.trim_end_matches("]));"));
-            in_route = false;
+            open = Some(Open::Route);
+        } else if let Some(how) = open
+            && line.starts_with(", [")
+        {
+            let (end, closed) = match how {
+                Open::Chunk => ("]);", "]));"),
+                Open::Route => ("]));", "]))));"),
+            };
+            let Some(head) = line.strip_suffix(end) else {
+                return Err(format!("wasm-split loader: unexpected end of a definition: {line}"));
+            };
+            line = format!("{head}{closed}");
+            open = None;
         }
         out.push_str(&line);
         out.push('\n');
@@ -213,14 +281,26 @@ fn pack_bytes(files: &[(String, Vec<u8>)]) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// Writes one pack per route into `app` and rewrites its loader. Returns
-/// the packs' file names and their bytes together.
-pub fn pack(app: &Path) -> Result<(Vec<String>, u64), String> {
+/// What [`pack`] wrote: the merged modules' names (what a page opened at a
+/// route's address starts with), and the bytes of packs and merged modules.
+pub struct Packed {
+    pub colds: Vec<String>,
+    pub pack_bytes: u64,
+    pub cold_bytes: u64,
+}
+
+/// Writes one pack and one merged module per route into `app` and rewrites
+/// its loader.
+pub fn pack(app: &Path) -> Result<Packed, String> {
     let loader_path = app.join("__wasm_split.js");
     let js = fs::read_to_string(&loader_path).map_err(|e| format!("{}: {e}", loader_path.display()))?;
-    let routes = route_files(&loaders(&js)?)?;
-    let mut bytes = 0;
-    let mut names = Vec::with_capacity(routes.len());
+    let all = loaders(&js)?;
+    let routes = route_files(&all)?;
+    let mut packed = Packed {
+        colds: Vec::with_capacity(routes.len()),
+        pack_bytes: 0,
+        cold_bytes: 0,
+    };
     for (route, files) in &routes {
         let files = files
             .iter()
@@ -232,12 +312,18 @@ pub fn pack(app: &Path) -> Result<(Vec<String>, u64), String> {
             .collect::<Result<Vec<_>, _>>()?;
         let body = pack_bytes(&files)?;
         let name = pack_name(route);
-        bytes += body.len() as u64;
+        packed.pack_bytes += body.len() as u64;
         fs::write(app.join(&name), &body).map_err(|e| format!("{name}: {e}"))?;
-        names.push(name);
+        // The route's own module last, as the loader instantiates it after its chunks.
+        let (own, chunks) = files.split_first().ok_or("a route without files")?;
+        let cold = super::merge::merge(&[chunks, std::slice::from_ref(own)].concat())?;
+        let name = cold_name(route);
+        packed.cold_bytes += cold.len() as u64;
+        fs::write(app.join(&name), &cold).map_err(|e| format!("{name}: {e}"))?;
+        packed.colds.push(name);
     }
-    fs::write(&loader_path, rewrite(&js)?).map_err(|e| format!("{}: {e}", loader_path.display()))?;
-    Ok((names, bytes))
+    fs::write(&loader_path, rewrite(&js, &all, &routes)?).map_err(|e| format!("{}: {e}", loader_path.display()))?;
+    Ok(packed)
 }
 
 #[cfg(test)]
@@ -278,22 +364,41 @@ export const __wasm_split_load___editor_route = wrapAsyncCb(makeLoad(() => {
         assert_eq!(pack_name("__wasm_split_load___editor_route"), "pack_editor_route.bin");
     }
 
+    fn rewritten(js: &str) -> Result<String, String> {
+        let all = loaders(js)?;
+        rewrite(js, &all, &route_files(&all)?)
+    }
+
     #[test]
-    fn the_rewritten_loader_fetches_through_packs_and_keeps_its_shape() {
-        let out = rewrite(LOADER).expect("rewrite");
+    fn the_rewritten_loader_starts_a_route_merged_or_from_its_pack_and_loads_each_module_once() {
+        let out = rewritten(LOADER).expect("rewrite");
         assert!(!out.contains("fetch(new URL(\"./chunk"), "{out}");
         assert_eq!(out.matches("__part(new URL(\"./").count(), 3);
-        assert!(out.contains(
-            "export const __wasm_split_load___editor_route = wrapAsyncCb(__withPack(\"pack_editor_route.bin\", makeLoad(() => {"
-        ));
-        assert!(out.contains("\n, [__chunk_2, __chunk_1])));\n"), "{out}");
-        // Chunk definitions keep their own terminator.
-        assert!(out.contains("\n, [__chunk_1]);\n"));
+        assert!(
+            out.contains(
+                "export const __wasm_split_load___editor_route = wrapAsyncCb(__route(\"pack_editor_route.bin\", \
+             \"cold_editor_route.wasm\", [\"split___editor_route.wasm\",\"chunk_2.wasm\",\"chunk_1.wasm\"], \
+             __once(\"split___editor_route.wasm\", makeLoad(() => {"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("\n, [__chunk_2, __chunk_1]))));\n"), "{out}");
+        assert!(
+            out.contains("const __chunk_1 = __once(\"chunk_1.wasm\", makeLoad(() => {"),
+            "{out}"
+        );
+        assert!(
+            out.contains("const __chunk_2 = __once(\"chunk_2.wasm\", makeLoad(() => {"),
+            "{out}"
+        );
+        assert!(out.contains("\n, [__chunk_1]));\n"), "{out}");
         let runtime_at = out.find("const __parts = new Map();").expect("runtime");
         assert!(runtime_at > out.find("import {").expect("import"));
-        // Brackets still balance once the route is wrapped.
+        // Brackets still balance once the definitions are wrapped.
         let count = |c: char| out.chars().filter(|x| *x == c).count();
         assert_eq!(count('('), count(')'));
+        assert_eq!(count('['), count(']'));
+        assert_eq!(cold_name("__wasm_split_load___editor_route"), "cold_editor_route.wasm");
     }
 
     #[test]
@@ -308,7 +413,9 @@ export const __wasm_split_load___editor_route = wrapAsyncCb(makeLoad(() => {
 
     #[test]
     fn a_loader_of_an_unknown_shape_is_refused() {
-        assert!(rewrite("import x;\nconst a = 1;\n").is_err());
+        assert!(rewritten("import x;\nconst a = 1;\n").is_err());
+        let bad_end = LOADER.replace(", [__chunk_2, __chunk_1]));", ", [__chunk_2, __chunk_1]);");
+        assert!(rewritten(&bad_end).is_err());
         assert!(loaders("const __chunk_1 = makeLoad(() => {\n").is_err());
         let no_file = "const __chunk_1 = makeLoad(() => {\n}\n, []);\n";
         assert!(loaders(no_file).is_err());

@@ -1,8 +1,9 @@
 //! A page opened by its address (a link in a notification, a reload) needs
-//! the main module and then its route's pack, one after the other: the pack
-//! is asked for only once the main module runs. `index.html` gets a small
-//! script that starts the pack for the address it was opened at, beside the
-//! main module's download. The addresses come from the app's own route table
+//! the main module and then its route's code, one after the other: the route's
+//! code is asked for only once the main module runs. `index.html` gets a small
+//! script that starts the route's merged module (what the first route a page
+//! loads is instantiated from, see `pack.rs`) for the address it was opened
+//! at, beside the main module's download. The addresses come from the app's own route table
 //! (`web/src/lib.rs`), so a route added there is preloaded without more work.
 
 use std::path::Path;
@@ -74,7 +75,7 @@ pub fn append_preload(href: &str) -> String {
 }
 
 /// The script: for the address the page was opened at, a `preload` of its
-/// route's pack (so the loader's own `fetch` takes it over).
+/// route's merged module (so the loader's own `fetch` takes it over).
 pub fn script(entries: &[(String, String)]) -> String {
     let table: Vec<String> = entries.iter().map(|(re, url)| format!("[/{re}/, {url:?}]")).collect();
     format!(
@@ -85,10 +86,10 @@ pub fn script(entries: &[(String, String)]) -> String {
 }
 
 /// The preload table for `app_dir` (the hashed app folder's name): each lazy
-/// route's pattern and its pack's address, from the packs `cargo xtask web`
-/// wrote. Fails when a lazy route has no pack, or when the router lists
-/// none (its shape changed).
-pub fn entries(root: &Path, packs: &[String], app_dir: &str) -> Result<Vec<(String, String)>, String> {
+/// route's pattern and its merged module's address, from the `colds` that
+/// `cargo xtask web` wrote. Fails when a lazy route has none, or when the
+/// router lists no lazy route (its shape changed).
+pub fn entries(root: &Path, colds: &[String], app_dir: &str) -> Result<Vec<(String, String)>, String> {
     let lib = std::fs::read_to_string(root.join("web/src/lib.rs")).map_err(|e| format!("web/src/lib.rs: {e}"))?;
     let routes = lazy_routes(&lib);
     if routes.is_empty() {
@@ -97,12 +98,12 @@ pub fn entries(root: &Path, packs: &[String], app_dir: &str) -> Result<Vec<(Stri
     routes
         .iter()
         .map(|(path, route)| {
-            let prefix = format!("pack_{}_view_", snake(route));
-            let pack = packs
+            let prefix = format!("cold_{}_view_", snake(route));
+            let cold = colds
                 .iter()
                 .find(|p| p.starts_with(&prefix))
-                .ok_or_else(|| format!("route {route} ({path}) has no pack {prefix}…"))?;
-            Ok((pattern(path)?, format!("/{app_dir}/{pack}")))
+                .ok_or_else(|| format!("route {route} ({path}) has no merged module {prefix}…"))?;
+            Ok((pattern(path)?, format!("/{app_dir}/{cold}")))
         })
         .collect()
 }
@@ -135,10 +136,10 @@ mod tests {
     }
 
     #[test]
-    fn the_script_preloads_the_first_matching_pack_as_a_fetch() {
-        let s = script(&[("^\\/login\\/?$".into(), "/app-1/pack_login_route_view_1.bin".into())]);
+    fn the_script_preloads_the_first_matching_merged_module_as_a_fetch() {
+        let s = script(&[("^\\/login\\/?$".into(), "/app-1/cold_login_route_view_1.wasm".into())]);
         assert!(s.starts_with("<script>") && s.ends_with("</script>"));
-        assert!(s.contains("[/^\\/login\\/?$/, \"/app-1/pack_login_route_view_1.bin\"]"));
+        assert!(s.contains("[/^\\/login\\/?$/, \"/app-1/cold_login_route_view_1.wasm\"]"));
         assert!(s.contains("p.as = \"fetch\"") && s.contains("p.crossOrigin = \"anonymous\""));
         assert!(s.contains("p.href = href;"), "{s}");
     }
