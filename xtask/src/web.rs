@@ -14,6 +14,7 @@ mod pack;
 mod preload;
 mod read_preload;
 mod split;
+mod strip;
 mod weight;
 
 pub use weight::report as weight;
@@ -91,6 +92,11 @@ pub fn build() -> Result<(), String> {
         large.len()
     ));
     optimise_all(large)?;
+    let stripped = strip_split_modules(&app)?;
+    sh::step(&format!(
+        "{} KiB of custom sections (names, producers) left out of the split modules",
+        stripped / 1024
+    ));
     let packed = pack::pack(&app)?;
     sh::step(&format!(
         "{} route packs ({} KiB) and merged modules ({} KiB): a route's module and chunks in one request",
@@ -231,6 +237,23 @@ fn hashed(dist: &Path, name: &str) -> Result<String, String> {
     };
     fs::rename(&from, dist.join(&to)).map_err(|e| format!("{name}: {e}"))?;
     Ok(to)
+}
+
+/// Rewrites every split module in `app` (the chunks and the routes' own
+/// modules) without its custom sections; returns the bytes saved.
+fn strip_split_modules(app: &Path) -> Result<u64, String> {
+    let mut saved = 0;
+    for path in files(app) {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if !(name.ends_with(".wasm") && (name.starts_with("chunk_") || name.starts_with("split_"))) {
+            continue;
+        }
+        let wasm = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let out = strip::without_custom_sections(&wasm).map_err(|e| format!("{}: {e}", path.display()))?;
+        saved += (wasm.len() - out.len()) as u64;
+        fs::write(&path, out).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(saved)
 }
 
 /// wasm-opt on each module, one per core at a time.
