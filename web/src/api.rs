@@ -175,11 +175,11 @@ pub async fn automations(ws: &str) -> ApiResult<Vec<Automation>> {
 }
 
 pub async fn automation(id: &str) -> ApiResult<Automation> {
-    get(&format!("/api/v1/automations/{id}")).await
+    get(&first_reads::automation(id)).await
 }
 
 pub async fn runs(id: &str) -> ApiResult<Vec<Run>> {
-    get(&format!("/api/v1/automations/{id}/runs?limit=50")).await
+    get(&first_reads::automation_runs(id)).await
 }
 
 /// The automations home's feed: newest runs across the caller's workspaces.
@@ -193,7 +193,7 @@ pub async fn agenda() -> ApiResult<Vec<AgendaEntry>> {
 }
 
 pub async fn evaluations(id: &str) -> ApiResult<Vec<Evaluation>> {
-    get(&format!("/api/v1/automations/{id}/evaluations?limit=30")).await
+    get(&first_reads::evaluations(id)).await
 }
 
 pub async fn me() -> ApiResult<Me> {

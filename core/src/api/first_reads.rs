@@ -46,6 +46,19 @@ pub fn sessions(id: &str) -> String {
     format!("/api/v1/tasks/{id}/sessions")
 }
 
+/// An automation page's reads: the automation, its recent runs and evaluations.
+pub fn automation(id: &str) -> String {
+    format!("/api/v1/automations/{id}")
+}
+
+pub fn automation_runs(id: &str) -> String {
+    format!("/api/v1/automations/{id}/runs?limit=50")
+}
+
+pub fn evaluations(id: &str) -> String {
+    format!("/api/v1/automations/{id}/evaluations?limit=30")
+}
+
 /// Read by every page, whatever its address.
 pub const EVERY_PAGE: [&str; 1] = [ME];
 
@@ -73,6 +86,20 @@ pub fn first_reads() -> Vec<(&'static str, Vec<String>)> {
                 task_comments(":id"),
                 task_prs(":id"),
                 sessions(":id"),
+            ],
+        ),
+        // A run's conversation: its run task and that task's agent sessions.
+        (
+            "/w/:ws/runs/:id",
+            vec![WORKSPACES.to_string(), task(":id"), sessions(":id")],
+        ),
+        (
+            "/automations/:id",
+            vec![
+                WORKSPACES.to_string(),
+                automation(":id"),
+                automation_runs(":id"),
+                evaluations(":id"),
             ],
         ),
     ]
@@ -114,6 +141,31 @@ mod tests {
                 "/api/v1/tasks/:id/comments",
                 "/api/v1/tasks/:id/prs",
                 "/api/v1/tasks/:id/sessions",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_run_and_an_automation_page_open_on_their_own_reads_and_the_switcher() {
+        let pages = first_reads();
+        let reads = |page: &str| {
+            pages
+                .iter()
+                .find(|(p, _)| *p == page)
+                .map(|(_, r)| r.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            reads("/w/:ws/runs/:id"),
+            ["/api/v1/workspaces", "/api/v1/tasks/:id", "/api/v1/tasks/:id/sessions"]
+        );
+        assert_eq!(
+            reads("/automations/:id"),
+            [
+                "/api/v1/workspaces",
+                "/api/v1/automations/:id",
+                "/api/v1/automations/:id/runs?limit=50",
+                "/api/v1/automations/:id/evaluations?limit=30",
             ]
         );
     }

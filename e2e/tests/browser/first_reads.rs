@@ -9,7 +9,7 @@ use anyhow::ensure;
 use kandev_core::api::first_reads;
 use kandev_e2e::Ctx;
 use kandev_e2e::scenario;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::*;
 
@@ -78,14 +78,19 @@ async fn reads_start_early(ctx: &Ctx, page: &str, params: &[(&str, &str)], ready
 /// GIVEN the board opened by its address, THEN who is signed in and the
 /// board's reads were started by the page (`link` preloads), the app took
 /// every one over (Chromium warns of none unused), and who is signed in was
-/// asked for once; GIVEN a task page opened by its address (a shared link,
-/// a reload), THEN the same holds for its reads.
+/// asked for once; GIVEN a task page, a run's conversation or an automation's
+/// page opened by its address (a shared link, a notification, a reload),
+/// THEN the same holds for its reads.
 async fn pages_start_their_reads_before_their_code_runs(ctx: Ctx) -> anyhow::Result<()> {
     let ws = workspace(&ctx).await?;
     let task = ctx.stack.task(&ws, "Read early", "todo").await?;
     let params = [("ws", ws.as_str()), ("id", task.as_str())];
     reads_start_early(&ctx, "/w/:ws", &params, "[data-task-id]").await?;
     reads_start_early(&ctx, "/w/:ws/tasks/:id", &params, "#delete-task").await?;
+    reads_start_early(&ctx, "/w/:ws/runs/:id", &params, ".lead:not(:empty)").await?;
+    let automation = stored_automation(&ctx, &ws, "Read early", json!([{"type": "github_pr", "config": {}}])).await?;
+    let params = [("id", automation.as_str())];
+    reads_start_early(&ctx, "/automations/:id", &params, "#automation-name").await?;
     Ok(())
 }
 scenario!(

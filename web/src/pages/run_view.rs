@@ -1,7 +1,7 @@
 //! `/w/{ws}/runs/{task}`: a (run) task's transcript — every session's
 //! messages, thoughts, tool calls and their results — live-updated.
 
-use kandev_core::api::{Session, Task, TranscriptMessage};
+use kandev_core::api::{Session, Task, TranscriptMessage, first_reads};
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
@@ -85,7 +85,7 @@ pub fn RunView() -> impl IntoView {
     let sent = RwSignal::new(0u64);
     let task = LocalResource::new(move || {
         let id = id.get();
-        async move { api::get::<Task>(&format!("/api/v1/tasks/{id}")).await }
+        async move { api::get::<Task>(&first_reads::task(&id)).await }
     });
     let sessions = LocalResource::new(move || {
         let (id, _, _) = (id.get(), tick.get(), sent.get());

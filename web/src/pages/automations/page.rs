@@ -82,11 +82,9 @@ pub fn AutomationPage() -> impl IntoView {
             .map(|a| a.workspace_id)
             .unwrap_or_default()
     });
-    let runs = LocalResource::new(move || {
-        let (id, _) = (id.get(), tick.get());
-        async move { api::runs(&id).await.unwrap_or_default() }
-    });
-    let latest = Signal::derive(move || runs.get().and_then(|l| latest_with_task(&l)));
+    // The runs table below reads them; the latest conversation follows its reads.
+    let runs = RwSignal::new(Vec::<Run>::new());
+    let latest = Signal::derive(move || runs.with(|l| latest_with_task(l)));
     view! {
         <Layout ws=ws>
             <div class="page">
@@ -137,7 +135,7 @@ pub fn AutomationPage() -> impl IntoView {
                 }}
                 <LatestConversation ws=ws run=latest/>
                 {move || (!id.get().is_empty()).then(|| view! {
-                    <RecentRuns automation_id=id.get() ws=ws/>
+                    <RecentRuns automation_id=id.get() ws=ws seen=runs.write_only()/>
                     <RecentEvaluations automation_id=id.get()/>
                 })}
             </div>

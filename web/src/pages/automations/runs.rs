@@ -1,6 +1,7 @@
 //! Recent runs (derived statuses, filter chips, outcome, relative time, open,
 //! delete, delete all) and Recent evaluations ("why didn't it fire?").
 
+use kandev_core::api::Run;
 use kandev_core::editor::runs::{BadgeVariant, Filter, OutcomeText, badge, chips, opens_task, outcome, passes};
 use kandev_core::gate::Outcome;
 use kandev_core::run_status::RunStatus;
@@ -35,8 +36,15 @@ pub fn variant_class(v: BadgeVariant) -> &'static str {
     }
 }
 
+/// The runs table. `seen`, when given, receives every list it reads: the
+/// automation page takes its latest conversation from it rather than read
+/// the same runs a second time on every live tick.
 #[component]
-pub fn RecentRuns(automation_id: String, ws: Signal<String>) -> impl IntoView {
+pub fn RecentRuns(
+    automation_id: String,
+    ws: Signal<String>,
+    #[prop(optional)] seen: Option<WriteSignal<Vec<Run>>>,
+) -> impl IntoView {
     let tick = use_live();
     let reload = RwSignal::new(0u64);
     let id = automation_id.clone();
@@ -44,6 +52,13 @@ pub fn RecentRuns(automation_id: String, ws: Signal<String>) -> impl IntoView {
         let (id, _, _) = (id.clone(), tick.get(), reload.get());
         async move { api::runs(&id).await.unwrap_or_default() }
     });
+    if let Some(seen) = seen {
+        Effect::new(move |_| {
+            if let Some(list) = runs.get() {
+                seen.set(list);
+            }
+        });
+    }
     let filter = RwSignal::new(None::<RunStatus>);
     let confirm = RwSignal::new(false);
     let bump = move || reload.update(|n| *n += 1);
