@@ -98,11 +98,16 @@ pub fn build() -> Result<(), String> {
         stripped / 1024
     ));
     let packed = pack::pack(&app)?;
+    // A merged module holds code from many chunks, which wasm-opt could not
+    // see together before (the editor's: 4.5% fewer bytes after brotli).
+    let colds: Vec<_> = packed.colds.iter().map(|c| app.join(c)).collect();
+    optimise_all(colds.iter().filter(|p| size(p) >= 16 * 1024).cloned().collect())?;
     sh::step(&format!(
-        "{} route packs ({} KiB) and merged modules ({} KiB): a route's module and chunks in one request",
+        "{} route packs ({} KiB) and merged modules ({} KiB, {} KiB after wasm-opt -Oz): a route's code in one request",
         packed.colds.len(),
         packed.pack_bytes / 1024,
-        packed.cold_bytes / 1024
+        packed.cold_bytes / 1024,
+        colds.iter().map(|p| size(p)).sum::<u64>() / 1024
     ));
     // After packing, which rewrites the loader's fetches.
     for script in ["kandev_web.js", "__wasm_split.js"] {
