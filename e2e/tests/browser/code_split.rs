@@ -306,3 +306,36 @@ scenario!(
     a_page_whose_code_cannot_be_loaded_reloads_once_then_offers_a_reload,
     super::a_chunk_that_fails_reloads_once_then_says_so
 );
+
+/// GIVEN the editor opened by its address while its merged module cannot be
+/// fetched, THEN the app reloads once and then says so; WHEN the network is
+/// back, THEN the notice's Reload button opens the editor.
+async fn a_merged_module_that_fails_reloads_once_then_says_so(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = workspace(&ctx).await?;
+    ctx.browser.goto(&format!("/w/{ws}")).await?;
+    ctx.browser.wait_for(".columns").await?;
+    ctx.browser.block_requests(&["*cold_automation_editor_route*"]).await?;
+    // A page load by address (`goto` would wait for a page that never comes).
+    ctx.browser
+        .js(
+            &format!("location.assign('/settings/workspace/{ws}/automations/new');"),
+            vec![],
+        )
+        .await?;
+    ctx.browser.wait_for("#load-failed").await?;
+    // The reload happened: the page remembers it for a minute.
+    let reloaded = ctx
+        .browser
+        .js("return sessionStorage.getItem('kandev-chunk-reload') !== null;", vec![])
+        .await?;
+    ensure!(reloaded == json!(true), "the notice came without a reload first");
+    ctx.browser.unblock_requests().await?;
+    ctx.browser.click("#load-failed button").await?;
+    ctx.browser.wait_for("#automation-name").await?;
+    pick_condition(&ctx, "github_pr_merged").await?;
+    Ok(())
+}
+scenario!(
+    a_page_whose_merged_module_cannot_be_loaded_reloads_once_then_offers_a_reload,
+    super::a_merged_module_that_fails_reloads_once_then_says_so
+);

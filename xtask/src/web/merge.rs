@@ -107,7 +107,7 @@ impl Merged {
             .iter()
             .filter(|(_, _, t)| same_kind(t))
             .position(|(m, n, _)| m == module && n == name)
-            .unwrap_or_default();
+            .ok_or_else(|| format!("{module}.{name} was not kept"))?;
         Ok(at as u32)
     }
 }
