@@ -274,33 +274,59 @@ scenario!(
     super::idle_board_readies_the_task_page
 );
 
-/// GIVEN the board is open, WHEN the automations page's chunk cannot be
-/// fetched, THEN the app reloads once; WHEN it fails again, THEN a notice
-/// says so and its Reload button, once the network is back, opens the page.
-async fn a_chunk_that_fails_reloads_once_then_says_so(ctx: Ctx) -> anyhow::Result<()> {
-    let ws = workspace(&ctx).await?;
+/// From the board, with the code matching `blocked` unreachable, runs `open`
+/// (JavaScript that leaves for a page needing that code); THEN the app
+/// reloads once and says so; WHEN the code is reachable again, THEN the
+/// notice's Reload button opens the page (`ready` shows).
+async fn blocked_code_reloads_once_then_recovers(
+    ctx: &Ctx,
+    blocked: &str,
+    open: &str,
+    ready: &str,
+) -> anyhow::Result<()> {
+    let ws = workspace(ctx).await?;
     ctx.browser.goto(&format!("/w/{ws}")).await?;
     ctx.browser.wait_for(".columns").await?;
-    ctx.browser.block_requests(&["*automations_overview_route*"]).await?;
+    ctx.browser.block_requests(&[blocked]).await?;
     // A mark on this page: a reload clears it.
     ctx.browser
         .js(
-            "window.__kandev_before = true; document.querySelector(\"a[href='/automations']\").click();",
+            &format!("window.__kandev_before = true; {}", open.replace(":ws", &ws)),
             vec![],
         )
         .await?;
     ctx.browser.wait_for("#load-failed").await?;
     let before = ctx
         .browser
-        .js("return window.__kandev_before === true;", vec![])
+        .js(
+            "return [window.__kandev_before === true, sessionStorage.getItem('kandev-chunk-reload') !== null];",
+            vec![],
+        )
         .await?;
-    ensure!(before == json!(false), "the notice came without a reload first");
+    // The reload happened, and the page remembers it for a minute.
+    ensure!(
+        before == json!([false, true]),
+        "the notice came without a reload first: {before}"
+    );
     let notice = ctx.browser.text("#load-failed").await?;
     ensure!(notice.contains("could not be loaded"), "{notice}");
     ctx.browser.unblock_requests().await?;
     ctx.browser.click("#load-failed button").await?;
-    ctx.browser.wait_for("#agenda-title").await?;
+    ctx.browser.wait_for(ready).await?;
     Ok(())
+}
+
+/// GIVEN the board is open, WHEN the automations page's chunk cannot be
+/// fetched, THEN the app reloads once; WHEN it fails again, THEN a notice
+/// says so and its Reload button, once the network is back, opens the page.
+async fn a_chunk_that_fails_reloads_once_then_says_so(ctx: Ctx) -> anyhow::Result<()> {
+    blocked_code_reloads_once_then_recovers(
+        &ctx,
+        "*automations_overview_route*",
+        "document.querySelector(\"a[href='/automations']\").click();",
+        "#agenda-title",
+    )
+    .await
 }
 scenario!(
     a_page_whose_code_cannot_be_loaded_reloads_once_then_offers_a_reload,
@@ -311,29 +337,15 @@ scenario!(
 /// fetched, THEN the app reloads once and then says so; WHEN the network is
 /// back, THEN the notice's Reload button opens the editor.
 async fn a_merged_module_that_fails_reloads_once_then_says_so(ctx: Ctx) -> anyhow::Result<()> {
-    let ws = workspace(&ctx).await?;
-    ctx.browser.goto(&format!("/w/{ws}")).await?;
-    ctx.browser.wait_for(".columns").await?;
-    ctx.browser.block_requests(&["*cold_automation_editor_route*"]).await?;
     // A page load by address (`goto` would wait for a page that never comes).
-    ctx.browser
-        .js(
-            &format!("location.assign('/settings/workspace/{ws}/automations/new');"),
-            vec![],
-        )
-        .await?;
-    ctx.browser.wait_for("#load-failed").await?;
-    // The reload happened: the page remembers it for a minute.
-    let reloaded = ctx
-        .browser
-        .js("return sessionStorage.getItem('kandev-chunk-reload') !== null;", vec![])
-        .await?;
-    ensure!(reloaded == json!(true), "the notice came without a reload first");
-    ctx.browser.unblock_requests().await?;
-    ctx.browser.click("#load-failed button").await?;
-    ctx.browser.wait_for("#automation-name").await?;
-    pick_condition(&ctx, "github_pr_merged").await?;
-    Ok(())
+    blocked_code_reloads_once_then_recovers(
+        &ctx,
+        "*cold_automation_editor_route*",
+        "location.assign('/settings/workspace/:ws/automations/new');",
+        "#automation-name",
+    )
+    .await?;
+    pick_condition(&ctx, "github_pr_merged").await
 }
 scenario!(
     a_page_whose_merged_module_cannot_be_loaded_reloads_once_then_offers_a_reload,
