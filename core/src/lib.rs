@@ -24,6 +24,7 @@ pub mod merged;
 pub mod merger;
 pub mod notify;
 pub mod portable;
+pub mod read_lag;
 pub mod registry;
 pub mod repository_choice;
 pub mod resume;

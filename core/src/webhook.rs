@@ -6,6 +6,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::events::{CheckRunCompleted, PushReceived};
+use crate::read_lag::PrSeen;
 
 /// Largest accepted webhook body: 1 MiB. Larger bodies are refused, never cut.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -28,6 +29,8 @@ pub enum GithubDelivery {
         repo: String,
         number: i64,
         action: String,
+        /// What the payload said of the PR, to tell a read that lags it.
+        seen: PrSeen,
     },
     /// `workspace_ids` is left empty for the server to fill in.
     Push(PushReceived),
@@ -62,6 +65,10 @@ struct PullRequestEvent {
 #[derive(Deserialize)]
 struct PullRef {
     number: i64,
+    #[serde(default)]
+    merged: Option<bool>,
+    #[serde(default)]
+    updated_at: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -143,6 +150,10 @@ pub fn parse_github_delivery(event: &str, body: &[u8]) -> Result<GithubDelivery,
                 repo: ev.repository.name,
                 number: ev.pull_request.number,
                 action: ev.action,
+                seen: PrSeen::new(
+                    ev.pull_request.merged.unwrap_or(false),
+                    ev.pull_request.updated_at.as_deref(),
+                ),
             })
         }
         "push" => {
@@ -300,7 +311,8 @@ mod tests {
 
     #[test]
     fn pull_request_and_review_deliveries_name_the_pr() {
-        let body = json!({"action": "closed", "number": 7, "pull_request": {"number": 7, "merged": true},
+        let body = json!({"action": "closed", "number": 7,
+            "pull_request": {"number": 7, "merged": true, "updated_at": "2026-12-05T10:00:02Z"},
             "repository": {"name": "api", "owner": {"login": "acme"}}})
         .to_string();
         assert_eq!(
@@ -309,10 +321,13 @@ mod tests {
                 owner: "acme".into(),
                 repo: "api".into(),
                 number: 7,
-                action: "closed".into()
+                action: "closed".into(),
+                seen: PrSeen::new(true, Some("2026-12-05T10:00:02Z")),
             }
         );
-        let review = json!({"action": "submitted", "review": {"state": "approved"}, "pull_request": {"number": 7},
+        // A review's payload carries no `merged`, and GitHub sends nulls.
+        let review = json!({"action": "submitted", "review": {"state": "approved"},
+            "pull_request": {"number": 7, "merged": null, "updated_at": null},
             "repository": {"name": "api", "owner": {"login": "acme"}}})
         .to_string();
         assert!(matches!(

@@ -376,6 +376,7 @@ impl Application {
         self.components.notifier.stop().await;
         self.services.merger.shutdown().await;
         self.components.poller.stop().await;
+        self.services.github.stop_rereads().await;
         stop_automation(&self.components).await;
         self.services.orchestrator.stop().await;
         self.services.runtime.shutdown().await;

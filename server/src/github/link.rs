@@ -42,12 +42,13 @@ impl GithubService {
     /// Reads the PR, stores the link and publishes `github.task_pr.updated`
     /// whatever the row held before.
     pub async fn associate(&self, task: &Task, pr: &PrRef) -> ServiceResult<TaskPr> {
-        let (row, head_sha) = self
+        let read = self
             .fetch(&pr.owner, &pr.repo, pr.number, &task.id, &task.workspace_id)
             .await
             .map_err(github_error)?;
-        self.store_row(&row, &head_sha, Write::Whole, Announce::Always).await?;
-        Ok(row)
+        self.store_row(&read.row, &read.head_sha, Write::Whole, Announce::Always)
+            .await?;
+        Ok(read.row)
     }
 
     pub async fn list(&self, task_id: &str) -> ServiceResult<Vec<TaskPr>> {

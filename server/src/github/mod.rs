@@ -8,6 +8,7 @@ mod etags;
 mod link;
 pub mod model;
 pub mod poller;
+mod reread;
 mod sync;
 mod webhook;
 
@@ -31,6 +32,8 @@ pub struct GithubService {
     webhook_secret: Option<String>,
     /// The sweep's last probe of each watched link.
     probes: poller::ProbeMemory,
+    /// PRs read again because GitHub's API lagged their delivery.
+    rereads: reread::Rereads,
 }
 
 impl GithubService {
@@ -50,6 +53,7 @@ impl GithubService {
             clock,
             webhook_secret: webhook_secret.filter(|s| !s.is_empty()),
             probes: Default::default(),
+            rereads: Default::default(),
         }
     }
 

@@ -88,6 +88,9 @@ pub struct PullRequest {
     pub merged_at: Option<String>,
     #[serde(default)]
     pub closed_at: Option<String>,
+    /// Compared with a delivery's, to tell a read that lags it.
+    #[serde(default)]
+    pub updated_at: Option<String>,
     #[serde(default)]
     pub mergeable: Option<bool>,
     #[serde(default, deserialize_with = "nullable")]

@@ -8,6 +8,7 @@ use kandev_core::api::LIVE_TASK_PR_UPDATED;
 use kandev_core::checks::{from_check_run, from_commit_status, review_summary, summarize};
 use kandev_core::events::{Payload, SOURCE_GITHUB, TASK_PR_UPDATED};
 use kandev_core::merger::{branch_rules, unresolved_threads};
+use kandev_core::read_lag::{PrSeen, read_behind};
 use kandev_core::task_pr::{
     STATE_CLOSED, STATE_MERGED, STATE_OPEN, TaskPr, lifecycle_changed, needs_unwatched_sync, sync_changed,
 };
@@ -52,6 +53,14 @@ pub fn pr_state(pr: &PullRequest) -> &'static str {
     } else {
         STATE_OPEN
     }
+}
+
+/// One PR read over REST: the link row it makes, its head commit and
+/// GitHub's `updated_at`.
+pub struct Fetched {
+    pub row: TaskPr,
+    pub head_sha: String,
+    pub updated_at: Option<String>,
 }
 
 /// Everything a link row is made of, however it was read (REST or a
@@ -119,7 +128,7 @@ impl GithubService {
         number: i64,
         task_id: &str,
         workspace_id: &str,
-    ) -> GithubResult<(TaskPr, String)> {
+    ) -> GithubResult<Fetched> {
         let pr = self.client.pull(owner, repo, number).await?;
         let reviews = self.client.reviews(owner, repo, number).await?;
         let mut checks = Vec::new();
@@ -154,7 +163,11 @@ impl GithubService {
             pr,
         };
         let row = parts.row(owner, repo, task_id, workspace_id, self.clock.now());
-        Ok((row, parts.pr.head.sha))
+        Ok(Fetched {
+            row,
+            head_sha: parts.pr.head.sha,
+            updated_at: parts.pr.updated_at,
+        })
     }
 
     /// Approving reviews the base branch requires (protection and rulesets,
@@ -232,18 +245,24 @@ impl GithubService {
     /// The watch-driven sync: always writes the row; publishes only when one
     /// of the sixteen fields changed. Returns whether it published.
     pub async fn sync_row(&self, listing: &TaskPrListing) -> GithubResult<bool> {
+        self.sync_row_reading(listing).await.map(|(published, _)| published)
+    }
+
+    /// `sync_row`, also answering what it read: whether the read is behind
+    /// what a delivery `seen` said (always `false` without one).
+    async fn sync_row_reading(&self, listing: &TaskPrListing) -> GithubResult<(bool, Fetched)> {
         let old = &listing.pr;
-        let (new, head_sha) = self
+        let read = self
             .fetch(&old.owner, &old.repo, old.pr_number, &old.task_id, &old.workspace_id)
             .await?;
         match self
-            .store_row(&new, &head_sha, Write::Whole, Announce::IfSyncChanged)
+            .store_row(&read.row, &read.head_sha, Write::Whole, Announce::IfSyncChanged)
             .await
         {
-            Ok(published) => Ok(published),
+            Ok(published) => Ok((published, read)),
             Err(e) => {
                 tracing::error!(task_id = %old.task_id, error = %e, "could not write the synced PR row");
-                Ok(false)
+                Ok((false, read))
             }
         }
     }
@@ -273,24 +292,29 @@ impl GithubService {
         }
     }
 
-    /// Syncs every attached link to one PR now (webhook deliveries).
-    pub async fn sync_pr_now(&self, owner: &str, repo: &str, number: i64) -> usize {
+    /// Syncs every attached link to one PR now (webhook deliveries). Answers
+    /// how many rows it synced and whether any read was behind what the
+    /// delivery `seen` said of the PR.
+    pub async fn sync_pr_now(&self, owner: &str, repo: &str, number: i64, seen: &PrSeen) -> (usize, bool) {
         let rows = match self.store.find_task_prs(owner, repo, number).await {
             Ok(r) => r,
             Err(e) => {
                 tracing::warn!(error = %e, "could not list the links of a PR");
-                return 0;
+                return (0, false);
             }
         };
-        let mut synced = 0;
+        let (mut synced, mut behind) = (0, false);
         for row in &rows {
-            match self.sync_row(row).await {
-                Ok(_) => synced += 1,
+            match self.sync_row_reading(row).await {
+                Ok((_, read)) => {
+                    synced += 1;
+                    behind |= read_behind(seen, &read.row.state, read.updated_at.as_deref());
+                }
                 Err(e) => {
                     tracing::warn!(task_id = %row.pr.task_id, error = %e, "webhook-driven sync failed; the poller will retry")
                 }
             }
         }
-        synced
+        (synced, behind)
     }
 }

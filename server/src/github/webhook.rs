@@ -3,6 +3,8 @@
 //! turned into an immediate PR sync, `github.push_received` or
 //! `github.check_run_completed`.
 
+use std::sync::Arc;
+
 use kandev_core::events::{CHECK_RUN_COMPLETED, PUSH_RECEIVED, Payload, SOURCE_GITHUB};
 use kandev_core::webhook::{GithubDelivery, parse_github_delivery};
 
@@ -27,7 +29,7 @@ pub enum DeliveryAck {
 }
 
 impl GithubService {
-    pub async fn receive(&self, d: Delivery<'_>) -> ServiceResult<DeliveryAck> {
+    pub async fn receive(self: &Arc<Self>, d: Delivery<'_>) -> ServiceResult<DeliveryAck> {
         let Some(secret) = &self.webhook_secret else {
             return Err(ServiceError::Forbidden(
                 "GitHub deliveries are refused: KANDEV_GITHUB_WEBHOOK_SECRET is not set".into(),
@@ -62,19 +64,24 @@ impl GithubService {
                     .event(CHECK_RUN_COMPLETED, SOURCE_GITHUB, Payload::CheckRun(run));
                 (event, "check run published")
             }
-            // A PR delivery syncs the PR now; should the process die first,
-            // the poller's next sweep finds the same change.
+            // A PR delivery syncs the PR now, and again shortly while GitHub's
+            // reads lag the delivery; should the process die first, the
+            // poller's next sweep finds the same change.
             GithubDelivery::PullRequest {
                 owner,
                 repo,
                 number,
                 action,
+                seen,
             } => {
                 if !self.store.claim_delivery(id, event_name, self.clock.now()).await? {
                     tracing::debug!(delivery = id, "duplicate GitHub delivery ignored");
                     return Ok(DeliveryAck::Duplicate);
                 }
-                let synced = self.sync_pr_now(&owner, &repo, number).await;
+                let (synced, behind) = self.sync_pr_now(&owner, &repo, number, &seen).await;
+                if behind {
+                    self.read_again_later(&owner, &repo, number, &seen);
+                }
                 return Ok(DeliveryAck::Accepted(format!(
                     "pull_request {action}: synced {synced} linked row(s)"
                 )));

@@ -147,7 +147,7 @@ fn repository(repo: &SimRepo, f: &Field, errors: &mut Vec<Value>) -> Resolved {
             "pullRequest" => {
                 let n = arg(sel, "number").and_then(Value::as_i64).unwrap_or(0);
                 match repo.prs.get(&n) {
-                    Some(pr) => pull_request(repo, pr, sel)?,
+                    Some(pr) => pull_request(repo, pr.as_read(), sel)?,
                     None => missing(
                         errors,
                         &[f.key(), sel.key()],

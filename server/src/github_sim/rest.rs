@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::Simulator;
 use super::api::{Answer, Op, Paging, api, message, not_found};
 use super::shapes::{self, API};
-use super::state::SimState;
+use super::state::{SimPr, SimState};
 use super::webhooks;
 
 type PrPath = Path<(String, String, i64)>;
@@ -50,7 +50,7 @@ async fn pull(State(sim): State<Simulator>, Path((o, r, n)): PrPath, h: HeaderMa
     api(&sim, &h, Op::repo("pull", &o, &r), |s| {
         match s
             .repo(&o, &r)
-            .and_then(|repo| repo.prs.get(&n).map(|pr| repo.pull_json(pr)))
+            .and_then(|repo| repo.prs.get(&n).map(|pr| repo.pull_json(pr.as_read())))
         {
             Some(body) => Answer::ok(body),
             None => not_found(),
@@ -278,6 +278,10 @@ impl SimState {
     /// Marks a PR merged (by the API, the queue or a person); the caller
     /// counts merges made through the API.
     pub fn close_merged(&mut self, o: &str, r: &str, n: i64, sha: String, method: &str) {
+        let Some(before) = self.pr_mut(o, r, n).map(|pr| pr.clone()) else {
+            return;
+        };
+        self.lag_reads(o, r, n, before);
         let Some(pr) = self.pr_mut(o, r, n) else {
             return;
         };
@@ -405,7 +409,7 @@ async fn search_issues(State(sim): State<Simulator>, Query(q): Query<SearchQuery
             {
                 continue;
             }
-            for pr in repo.prs.values() {
+            for pr in repo.prs.values().map(SimPr::as_read) {
                 if want_open.is_some_and(|open| open != (pr.state == "open")) {
                     continue;
                 }

@@ -101,11 +101,21 @@ pub struct SimPr {
     /// Why the PR last left the merge queue unmerged.
     pub dequeued_reason: Option<String>,
     pub enqueue_count: i64,
+    /// Until this time API reads show this older copy (`Timing::read_lag_ms`).
+    pub read_as: Option<(DateTime<Utc>, Box<SimPr>)>,
 }
 
 impl SimPr {
     pub fn node_id(&self) -> String {
         format!("PR_kwDOsim{}", self.id)
+    }
+
+    /// The PR as an API read sees it now: an older copy while reads lag.
+    pub fn as_read(&self) -> &SimPr {
+        match &self.read_as {
+            Some((until, old)) if Utc::now() < *until => old,
+            _ => self,
+        }
     }
 }
 
@@ -240,6 +250,11 @@ pub struct Timing {
     pub update_branch_delay_ms: u64,
     /// After a head change `mergeable` is `null` this long.
     pub mergeable_settle_ms: u64,
+    /// After a merge, a close or a push, API reads (REST and GraphQL) still
+    /// show the PR as it was this long, while the webhook already says what
+    /// happened: GitHub's reads can lag its own deliveries.
+    #[serde(default)]
+    pub read_lag_ms: u64,
 }
 
 impl Default for Timing {
@@ -248,6 +263,7 @@ impl Default for Timing {
             latency_ms: 2,
             update_branch_delay_ms: 800,
             mergeable_settle_ms: 150,
+            read_lag_ms: 0,
         }
     }
 }
@@ -323,11 +339,36 @@ impl SimState {
         self.repo_mut(owner, name)?.prs.get_mut(&number)
     }
 
+    /// Keeps reads of a PR showing `before` for `read_lag_ms` (the oldest
+    /// copy not yet caught up, when changes follow each other quickly).
+    pub fn lag_reads(&mut self, owner: &str, name: &str, number: i64, mut before: SimPr) {
+        let lag = chrono::Duration::milliseconds(self.timing.read_lag_ms as i64);
+        if lag.is_zero() {
+            return;
+        }
+        let Some(pr) = self.pr_mut(owner, name, number) else {
+            return;
+        };
+        let now = Utc::now();
+        let old = match pr.read_as.take() {
+            Some((until, old)) if now < until => old,
+            _ => {
+                before.read_as = None;
+                Box::new(before)
+            }
+        };
+        pr.read_as = Some((now + lag, old));
+    }
+
     /// A PR's head moved (a push, a landed update): mergeability is
     /// recomputed and the repository's CI, if any, starts on the new commit.
     pub fn head_moved(&mut self, owner: &str, name: &str, number: i64, sha: String) {
         let now = Utc::now();
         let settle = chrono::Duration::milliseconds(self.timing.mergeable_settle_ms as i64);
+        let Some(before) = self.pr_mut(owner, name, number).map(|pr| pr.clone()) else {
+            return;
+        };
+        self.lag_reads(owner, name, number, before);
         let Some(pr) = self.pr_mut(owner, name, number) else {
             return;
         };

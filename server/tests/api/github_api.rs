@@ -298,7 +298,7 @@ async fn linking_an_already_merged_pr_fires_once_and_records_its_target() {
     app.stop().await;
 }
 
-async fn deliver(
+pub(crate) async fn deliver(
     app: &crate::support::TestApp,
     event: &str,
     id: &str,

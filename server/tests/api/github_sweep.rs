@@ -181,10 +181,11 @@ async fn the_batched_read_writes_the_row_rest_would_write() {
     let github = &app.services().github;
     for (task, number) in &links {
         let batched = without_sync_time(row(&app, task).await);
-        let (rest, _) = github
+        let rest = github
             .fetch("acme", "api", *number, task, &ws)
             .await
-            .expect("REST read");
+            .expect("REST read")
+            .row;
         assert_eq!(batched, without_sync_time(rest), "PR #{number}");
     }
     let busy_row = row(&app, &links[0].0).await;
