@@ -3,8 +3,8 @@
 use kandev_core::api::{Actor, EVENT_BLOCKED, EVENT_COMPLETED, EVENT_MERGE_PROGRESS, EVENT_MERGED, Task};
 use kandev_core::board::{TaskStatus, merger_finish};
 use kandev_core::merger::{
-    JobState, Policy, Said, Step, decide, enqueued, kept_failing, merged_summary, retry_delay, update_requested,
-    waiting,
+    JobState, MergeCall, Policy, Said, Step, decide, enqueued, kept_failing, merged_summary, retry_delay,
+    update_requested, waiting,
 };
 use serde_json::json;
 use std::time::Duration;
@@ -15,7 +15,7 @@ use crate::github::model::PullRequest;
 use crate::store::MergerJob;
 
 /// How a job ended.
-enum End {
+pub(super) enum End {
     Done(Said),
     Blocked(Said),
     /// Shutting down: the job row stays and resumes on the next start.
@@ -297,18 +297,16 @@ impl Merger {
                         Err(GithubError::NotAllowed(m)) if m.to_lowercase().contains("merge queue") && !queue_hint => {
                             queue_hint = true;
                         }
+                        // Already merged or closed (a read that lagged), or truly refused.
                         Err(GithubError::NotAllowed(m)) => {
-                            return End::Blocked(Said::new("merge-refused").with("message", m));
+                            let refused = Said::new("merge-refused").with("message", m);
+                            return self.read_back(task, &job, &settings, MergeCall::Refused, refused).await;
                         }
+                        // Never retried blindly: read the PR back.
                         Err(e) if e.is_uncertain() => {
-                            // Never retried blindly: read the PR back.
-                            return match self.github.client().pull(&job.owner, &job.repo, job.pr_number).await {
-                                Ok(after) if after.merged || after.merged_at.is_some() => {
-                                    self.merged(task, &after, &settings, "").await;
-                                    End::Done(merged_summary(job.pr_number))
-                                }
-                                _ => End::Blocked(Said::new("unknown-after-error")),
-                            };
+                            return self
+                                .read_back(task, &job, &settings, MergeCall::Lost, Said::new("unknown-after-error"))
+                                .await;
                         }
                         Err(e) => return End::Blocked(Said::new("merge-failed").with("error", e)),
                     }
@@ -370,7 +368,7 @@ impl Merger {
         job.queued = state.queued;
     }
 
-    async fn merged(
+    pub(super) async fn merged(
         &self,
         task: &Task,
         pr: &PullRequest,

@@ -6,6 +6,7 @@
 
 mod job;
 mod read;
+mod read_back;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};

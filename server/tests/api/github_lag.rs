@@ -68,8 +68,8 @@ async fn a_delivery_github_never_catches_up_with_is_read_a_few_times_then_left_t
     let (logs, _guard) = capture();
     let gh = simulator().await;
     let (app, n, t, a) = linked(&gh, "Very late read").await;
-    // Longer than every re-read's wait together (about 15.5 s).
-    lag(&gh, 18_000);
+    // Longer than every re-read's wait together (7.5 s).
+    lag(&gh, 10_000);
     let merged = Instant::now();
     gh.sim.merge_pr("acme", "api", n).unwrap();
     eventually("the re-reads to give up", Duration::from_secs(30), || async {
@@ -83,7 +83,7 @@ async fn a_delivery_github_never_catches_up_with_is_read_a_few_times_then_left_t
     assert!(app.task_json(&t).await["archived_at"].is_null());
     assert!(app.runs_of(&a).await.is_empty());
     // Once GitHub's reads catch up, the poller's sweep is the backstop.
-    tokio::time::sleep(Duration::from_millis(18_500).saturating_sub(merged.elapsed())).await;
+    tokio::time::sleep(Duration::from_millis(10_500).saturating_sub(merged.elapsed())).await;
     app.sweep().await;
     app.wait_for_run_status(&a, "succeeded").await;
     assert!(app.task_json(&t).await["archived_at"].is_string());

@@ -27,6 +27,7 @@ mod live_replicas;
 mod logs;
 mod lone_writes;
 mod merge_github;
+mod merge_lag;
 mod merge_settings;
 mod merge_state;
 mod merged_detection;
