@@ -353,16 +353,7 @@ async fn webhook_signatures_and_duplicate_deliveries() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pull_request_delivery_syncs_at_once_and_the_merged_trigger_fires() {
     let gh = simulator().await;
-    let (n, _) = gh.open("Fast path");
-    let app = gh.app(Db::Sqlite).start().await;
-    gh.sim
-        .set_webhook(&format!("{}/api/v1/github/webhook", app.base), SECRET);
-    let ws = app.workspace_with_repo("W").await;
-    let t = app.task(&ws, "T").await;
-    let a = app
-        .merged_automation(&ws, json!({"all_repos": true}), ARCHIVE_PROMPT, 1)
-        .await;
-    app.link(&t, n).await;
+    let (app, n, t, a) = crate::github_lag::linked(&gh, "Fast path").await;
     gh.sim.merge_pr("acme", "api", n).unwrap();
     // The poller waits an hour: only the delivery can make this happen.
     app.wait_for_run_status(&a, "succeeded").await;

@@ -4,7 +4,6 @@
 
 use std::time::{Duration, Instant};
 
-use kandev_server::github_sim::Timing;
 use serde_json::json;
 
 use crate::engine::ARCHIVE_PROMPT;
@@ -18,7 +17,7 @@ const GAVE_UP: &str = "GitHub's API is still behind its webhook for this PR";
 
 /// An app taking the simulator's deliveries, a linked task in its workspace
 /// and a "Pull request merged" automation that archives it.
-async fn linked(gh: &Sim, title: &str) -> (TestApp, i64, String, String) {
+pub(crate) async fn linked(gh: &Sim, title: &str) -> (TestApp, i64, String, String) {
     let (n, _) = gh.open(title);
     let app = gh.app(Db::Sqlite).start().await;
     gh.sim
@@ -32,20 +31,13 @@ async fn linked(gh: &Sim, title: &str) -> (TestApp, i64, String, String) {
     (app, n, t, a)
 }
 
-fn lag(gh: &Sim, ms: u64) {
-    gh.sim.set_timing(Timing {
-        read_lag_ms: ms,
-        ..Timing::default()
-    });
-}
-
 // Current-thread runtimes: every spawned loop logs where `capture` listens.
 #[tokio::test]
 async fn a_merged_delivery_github_still_reads_as_open_is_read_again_until_the_merge_shows() {
     let (logs, _guard) = capture();
     let gh = simulator().await;
     let (app, n, t, a) = linked(&gh, "Lagging read").await;
-    lag(&gh, 2_000);
+    gh.lag_reads(2_000);
     let merged = Instant::now();
     gh.sim.merge_pr("acme", "api", n).unwrap();
     // The poller waits an hour and the first read says open: only a re-read
@@ -69,7 +61,7 @@ async fn a_delivery_github_never_catches_up_with_is_read_a_few_times_then_left_t
     let gh = simulator().await;
     let (app, n, t, a) = linked(&gh, "Very late read").await;
     // Longer than every re-read's wait together (7.5 s).
-    lag(&gh, 10_000);
+    gh.lag_reads(10_000);
     let merged = Instant::now();
     gh.sim.merge_pr("acme", "api", n).unwrap();
     eventually("the re-reads to give up", Duration::from_secs(30), || async {

@@ -62,6 +62,15 @@ impl Sim {
             .set_check_run("acme", "api", sha, "build", "completed", Some("success"))
             .expect("check run");
     }
+
+    /// From now on, reads show a PR as it was `ms` before a merge, close or
+    /// push (its webhook already says what happened).
+    pub fn lag_reads(&self, ms: u64) {
+        self.sim.set_timing(kandev_server::github_sim::Timing {
+            read_lag_ms: ms,
+            ..Default::default()
+        });
+    }
 }
 
 /// Records every `github.task_pr.updated` the bus carries.

@@ -5,75 +5,27 @@
 
 use std::time::Instant;
 
-use kandev_server::github_sim::{Faults, RepoFault, Timing};
+use kandev_server::github_sim::RepoFault;
 
-use crate::github_support::{Sim, approve_with_pr, fast, last_of, simulator, wait_status};
+use crate::github_support::{approve_with_pr, fast, last_of, simulator, wait_status};
 use crate::support::Db;
 
 /// Reads show a PR as it was this long after a merge, close or push.
 const LAG_MS: u64 = 2_000;
 
-fn lag(gh: &Sim) {
-    gh.sim.set_timing(Timing {
-        read_lag_ms: LAG_MS,
-        ..Timing::default()
-    });
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pr_merged_elsewhere_that_still_reads_as_open_completes_as_already_merged() {
-    let gh = simulator().await;
-    lag(&gh);
-    let (n, sha) = gh.open("Merged by hand a moment ago");
-    gh.green_build(&sha);
-    gh.sim.merge_pr("acme", "api", n).unwrap();
-    let app = fast(&gh, Db::Sqlite).start().await;
-    let t = approve_with_pr(&app, n, "").await;
-    let events = wait_status(&app, &t, "done").await;
-    assert_eq!(last_of(&events, "completed")["payload"]["summary"], "PR already merged");
-    // GitHub refused the call: nothing says Kandev merged it.
-    assert!(last_of(&events, "merged").is_null(), "{events:#}");
-    assert_eq!(gh.sim.counters().merges, 0);
-    app.stop().await;
+    crate::merger_api::merged_elsewhere_completes_as_already_merged(LAG_MS).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pr_closed_elsewhere_that_still_reads_as_open_blocks_as_closed() {
-    let gh = simulator().await;
-    lag(&gh);
-    let (n, sha) = gh.open("Closed by hand a moment ago");
-    gh.green_build(&sha);
-    gh.sim.close_pr("acme", "api", n).unwrap();
-    let app = fast(&gh, Db::Sqlite).start().await;
-    let t = approve_with_pr(&app, n, "").await;
-    let events = wait_status(&app, &t, "blocked").await;
-    assert_eq!(
-        last_of(&events, "blocked")["payload"]["reason"],
-        "PR closed without merge"
-    );
-    app.stop().await;
+    crate::merger_api::closed_elsewhere_blocks_as_closed(LAG_MS).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_merge_answer_read_back_as_open_is_read_again_and_completes_with_one_merge() {
-    let gh = simulator().await;
-    lag(&gh);
-    let (n, sha) = gh.open("Flaky and lagging GitHub");
-    gh.green_build(&sha);
-    gh.sim.set_faults(Faults {
-        merge_error_after_merge: true,
-        ..Default::default()
-    });
-    let app = fast(&gh, Db::Sqlite).start().await;
-    let t = approve_with_pr(&app, n, "").await;
-    let events = wait_status(&app, &t, "done").await;
-    assert_eq!(
-        last_of(&events, "completed")["payload"]["summary"],
-        format!("Merged PR #{n}")
-    );
-    assert_eq!(gh.sim.pr("acme", "api", n).unwrap().merge_count, 1);
-    assert_eq!(gh.sim.counters().merges, 1);
-    app.stop().await;
+    crate::merger_api::lost_merge_answer_completes_with_one_merge(LAG_MS).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

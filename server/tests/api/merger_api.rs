@@ -17,21 +17,37 @@ use crate::support::{Db, eventually};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn already_merged_pr_completes_without_merging_again() {
+    merged_elsewhere_completes_as_already_merged(0).await;
+}
+
+/// A PR merged by hand before the approval, read `lag_ms` late by GitHub.
+pub(crate) async fn merged_elsewhere_completes_as_already_merged(lag_ms: u64) {
     let gh = simulator().await;
-    let (n, _) = gh.open("Done elsewhere");
+    gh.lag_reads(lag_ms);
+    let (n, sha) = gh.open("Done elsewhere");
+    gh.green_build(&sha);
     gh.sim.merge_pr("acme", "api", n).unwrap();
     let app = fast(&gh, Db::Sqlite).start().await;
     let t = approve_with_pr(&app, n, "").await;
     let events = wait_status(&app, &t, "done").await;
     assert_eq!(last_of(&events, "completed")["payload"]["summary"], "PR already merged");
+    // Nothing says Kandev merged it.
+    assert!(last_of(&events, "merged").is_null(), "{events:#}");
     assert_eq!(gh.sim.counters().merges, 0);
     app.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closed_pr_blocks() {
+    closed_elsewhere_blocks_as_closed(0).await;
+}
+
+/// A PR closed by hand before the approval, read `lag_ms` late by GitHub.
+pub(crate) async fn closed_elsewhere_blocks_as_closed(lag_ms: u64) {
     let gh = simulator().await;
-    let (n, _) = gh.open("Abandoned");
+    gh.lag_reads(lag_ms);
+    let (n, sha) = gh.open("Abandoned");
+    gh.green_build(&sha);
     gh.sim.close_pr("acme", "api", n).unwrap();
     let app = fast(&gh, Db::Sqlite).start().await;
     let t = approve_with_pr(&app, n, "").await;
@@ -317,7 +333,14 @@ async fn head_moving_during_the_wait_merges_only_the_new_head_once_green() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_error_on_a_merge_that_did_merge_completes_with_exactly_one_merge() {
+    lost_merge_answer_completes_with_one_merge(0).await;
+}
+
+/// A 5xx after GitHub did merge, with reads lagging writes by `lag_ms`: the
+/// merger reads the PR back (again) instead of merging twice.
+pub(crate) async fn lost_merge_answer_completes_with_one_merge(lag_ms: u64) {
     let gh = simulator().await;
+    gh.lag_reads(lag_ms);
     let (n, sha) = gh.open("Flaky GitHub");
     gh.green_build(&sha);
     gh.sim.set_faults(Faults {
