@@ -248,8 +248,8 @@ impl GithubService {
         self.sync_row_reading(listing).await.map(|(published, _)| published)
     }
 
-    /// `sync_row`, also answering what it read: whether the read is behind
-    /// what a delivery `seen` said (always `false` without one).
+    /// `sync_row`, also handing back what it read (the webhook path compares
+    /// it with what the delivery said).
     async fn sync_row_reading(&self, listing: &TaskPrListing) -> GithubResult<(bool, Fetched)> {
         let old = &listing.pr;
         let read = self
