@@ -87,6 +87,14 @@ impl TaskPr {
     }
 }
 
+/// Whether a read asked under `asked_owner/asked_repo` found the PR under
+/// another repository: GitHub answers a renamed or transferred repository's
+/// old name with the PR as it is now, and the link follows GitHub's name.
+/// Case alone is no move: links are keyed case-insensitively.
+pub fn repo_moved(asked_owner: &str, asked_repo: &str, read: &TaskPr) -> bool {
+    !(asked_owner.eq_ignore_ascii_case(&read.owner) && asked_repo.eq_ignore_ascii_case(&read.repo))
+}
+
 /// The watch-driven sync's publish predicate: the sixteen fields whose change
 /// publishes `github.task_pr.updated`. `last_synced_at` and identity fields other
 /// than the base branch never count.
@@ -122,6 +130,28 @@ pub fn needs_unwatched_sync(row: &TaskPr) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn read_as(owner: &str, repo: &str) -> TaskPr {
+        TaskPr {
+            owner: owner.into(),
+            repo: repo.into(),
+            pr_number: 7,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_read_reporting_a_renamed_or_transferred_repository_is_a_move() {
+        assert!(repo_moved("acme", "widgets", &read_as("acme", "gadgets")));
+        assert!(repo_moved("acme", "widgets", &read_as("newco", "widgets")));
+        assert!(repo_moved("acme", "widgets", &read_as("newco", "gadgets")));
+    }
+
+    #[test]
+    fn a_read_differing_only_in_case_is_no_move() {
+        assert!(!repo_moved("acme", "widgets", &read_as("acme", "widgets")));
+        assert!(!repo_moved("ACME", "Widgets", &read_as("acme", "widgets")));
+    }
 
     #[test]
     fn sixteen_fields_each_publish_and_others_do_not() {

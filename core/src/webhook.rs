@@ -35,6 +35,12 @@ pub enum GithubDelivery {
     /// `workspace_ids` is left empty for the server to fill in.
     Push(PushReceived),
     CheckRun(CheckRunCompleted),
+    /// A repository was renamed or transferred: the links under its old name
+    /// are read again (GitHub redirects the old name), which moves them.
+    RepositoryMoved {
+        old_owner: String,
+        old_repo: String,
+    },
     Ignored(String),
 }
 
@@ -69,6 +75,15 @@ struct PullRef {
     merged: Option<bool>,
     #[serde(default)]
     updated_at: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RepositoryEvent {
+    #[serde(default)]
+    action: String,
+    #[serde(default)]
+    changes: Value,
+    repository: Repository,
 }
 
 #[derive(Deserialize)]
@@ -207,6 +222,24 @@ pub fn parse_github_delivery(event: &str, body: &[u8]) -> Result<GithubDelivery,
                 html_url: ev.check_run.html_url,
             }))
         }
+        "repository" => {
+            let ev: RepositoryEvent = serde_json::from_slice(body).map_err(bad)?;
+            let text = |path: &str| ev.changes.pointer(path).and_then(Value::as_str).map(str::to_string);
+            let (old_owner, old_repo) = match ev.action.as_str() {
+                "renamed" => (ev.repository.owner.login, text("/repository/name/from")),
+                "transferred" => (
+                    text("/owner/from/organization/login")
+                        .or_else(|| text("/owner/from/user/login"))
+                        .unwrap_or_default(),
+                    Some(ev.repository.name),
+                ),
+                other => return Ok(GithubDelivery::Ignored(format!("repository action {other}"))),
+            };
+            match old_repo.filter(|r| !r.is_empty() && !old_owner.is_empty()) {
+                Some(old_repo) => Ok(GithubDelivery::RepositoryMoved { old_owner, old_repo }),
+                None => Err(format!("malformed repository {} payload: no former name", ev.action)),
+            }
+        }
         "ping" => Ok(GithubDelivery::Ignored("ping".into())),
         other => Ok(GithubDelivery::Ignored(format!("event {other} is not handled"))),
     }
@@ -307,6 +340,51 @@ mod tests {
             parse_github_delivery("check_run", body("created").as_bytes()).unwrap(),
             GithubDelivery::Ignored(_)
         ));
+    }
+
+    fn moved(action: &str, changes: Value) -> Result<GithubDelivery, String> {
+        let body = json!({"action": action, "changes": changes,
+            "repository": {"name": "gadgets", "owner": {"login": "newco"}}})
+        .to_string();
+        parse_github_delivery("repository", body.as_bytes())
+    }
+
+    fn old(owner: &str, repo: &str) -> GithubDelivery {
+        GithubDelivery::RepositoryMoved {
+            old_owner: owner.into(),
+            old_repo: repo.into(),
+        }
+    }
+
+    #[test]
+    fn a_renamed_repository_delivery_names_the_former_name_under_the_current_owner() {
+        let d = moved("renamed", json!({"repository": {"name": {"from": "widgets"}}}));
+        assert_eq!(d.unwrap(), old("newco", "widgets"));
+    }
+
+    #[test]
+    fn a_transferred_repository_delivery_names_the_former_owner_organisation_or_user() {
+        let org = moved(
+            "transferred",
+            json!({"owner": {"from": {"organization": {"login": "acme"}}}}),
+        );
+        assert_eq!(org.unwrap(), old("acme", "gadgets"));
+        let user = moved(
+            "transferred",
+            json!({"owner": {"from": {"user": {"login": "octocat"}}}}),
+        );
+        assert_eq!(user.unwrap(), old("octocat", "gadgets"));
+    }
+
+    #[test]
+    fn other_repository_actions_are_ignored_and_a_move_without_its_former_name_is_refused() {
+        assert!(matches!(
+            moved("archived", json!({})).unwrap(),
+            GithubDelivery::Ignored(_)
+        ));
+        assert!(moved("renamed", json!({})).is_err());
+        assert!(moved("transferred", json!({"owner": {"from": {}}})).is_err());
+        assert!(moved("renamed", json!({"repository": {"name": {"from": 7}}})).is_err());
     }
 
     #[test]

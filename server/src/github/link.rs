@@ -46,8 +46,14 @@ impl GithubService {
             .fetch(&pr.owner, &pr.repo, pr.number, &task.id, &task.workspace_id)
             .await
             .map_err(github_error)?;
-        self.store_row(&read.row, &read.head_sha, Write::Whole, Announce::Always)
-            .await?;
+        self.store_row(
+            (&pr.owner, &pr.repo),
+            &read.row,
+            &read.head_sha,
+            Write::Whole,
+            Announce::Always,
+        )
+        .await?;
         Ok(read.row)
     }
 
@@ -78,8 +84,14 @@ impl GithubService {
             .get_task_pr(task_id, &pr.owner, &pr.repo, pr.number)
             .await?
             .ok_or_else(|| ServiceError::NotFound("no such linked pull request".into()))?;
-        self.store_row(&listing.pr, &listing.head_sha, Write::Whole, Announce::Always)
-            .await?;
+        self.store_row(
+            (&pr.owner, &pr.repo),
+            &listing.pr,
+            &listing.head_sha,
+            Write::Whole,
+            Announce::Always,
+        )
+        .await?;
         Ok(listing.pr)
     }
 
@@ -118,7 +130,8 @@ impl PrLinker for GithubService {
             state: STATE_OPEN.into(),
             ..Default::default()
         };
-        self.store_row(&row, "", Write::Whole, Announce::Always).await?;
+        self.store_row((&row.owner, &row.repo), &row, "", Write::Whole, Announce::Always)
+            .await?;
         Ok(())
     }
 }

@@ -7,6 +7,7 @@ pub mod client;
 mod etags;
 mod link;
 pub mod model;
+mod moved;
 pub mod poller;
 mod reread;
 mod sync;

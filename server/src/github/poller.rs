@@ -223,7 +223,13 @@ pub async fn sweep(service: &GithubService, settle: Duration) -> SweepReport {
                     service.clock.now(),
                 );
                 match service
-                    .store_row(&new, &parts.pr.head.sha, Write::Whole, Announce::IfSyncChanged)
+                    .store_row(
+                        (&old.owner, &old.repo),
+                        &new,
+                        &parts.pr.head.sha,
+                        Write::Whole,
+                        Announce::IfSyncChanged,
+                    )
                     .await
                 {
                     Ok(published) => {

@@ -105,6 +105,16 @@ impl GithubService {
         });
     }
 
+    /// Runs `work` beside the re-reads: shutdown waits for it, and it can
+    /// ask `stopping` between its reads.
+    pub(super) fn read_in_background(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
+        self.rereads.tracker.spawn(work);
+    }
+
+    pub(super) fn stopping(&self) -> bool {
+        self.rereads.stop.is_cancelled()
+    }
+
     /// Stops the waiting re-reads and waits for one in flight (shutdown).
     pub async fn stop_rereads(&self) {
         self.rereads.stop.cancel();

@@ -10,12 +10,13 @@ use kandev_core::events::{Payload, SOURCE_GITHUB, TASK_PR_UPDATED};
 use kandev_core::merger::{branch_rules, unresolved_threads};
 use kandev_core::read_lag::{PrSeen, read_behind};
 use kandev_core::task_pr::{
-    STATE_CLOSED, STATE_MERGED, STATE_OPEN, TaskPr, lifecycle_changed, needs_unwatched_sync, sync_changed,
+    STATE_CLOSED, STATE_MERGED, STATE_OPEN, TaskPr, lifecycle_changed, needs_unwatched_sync, repo_moved, sync_changed,
 };
 
 use super::GithubService;
 use super::client::GithubResult;
 use super::model::PullRequest;
+use crate::store::pr_moves::move_on;
 use crate::store::task_prs::{read_on, upsert_on, write_lifecycle_on};
 use crate::store::{StoreResult, TaskPrListing};
 
@@ -205,9 +206,12 @@ impl GithubService {
     /// Writes a link row and, when it announces itself against the row stored
     /// right now, its `github.task_pr.updated` event — in one transaction, so
     /// a crash can lose neither without the other. Publishes after the commit.
-    /// Returns whether it announced.
+    /// Returns whether it announced. `asked` is the `owner/repo` the read
+    /// asked under: a row GitHub reports under another name (a renamed or
+    /// transferred repository) moves to it first, in the same transaction.
     pub(crate) async fn store_row(
         &self,
+        asked: (&str, &str),
         row: &TaskPr,
         head_sha: &str,
         write: Write,
@@ -215,6 +219,17 @@ impl GithubService {
     ) -> StoreResult<bool> {
         let now = self.clock.now();
         let mut tx = self.store.write_tx().await?;
+        if repo_moved(asked.0, asked.1, row) {
+            let from = TaskPr {
+                owner: asked.0.to_string(),
+                repo: asked.1.to_string(),
+                ..row.clone()
+            };
+            tracing::info!(task_id = %row.task_id, from = %format!("{}/{}", from.owner, from.repo),
+                to = %format!("{}/{}", row.owner, row.repo), number = row.pr_number,
+                "GitHub reports this PR's repository under a new name; the link follows it");
+            move_on(&mut tx, &from, row).await?;
+        }
         let stored = read_on(&mut tx, &row.task_id, &row.owner, &row.repo, row.pr_number).await?;
         let publish = match (announce, stored.as_ref().map(|l| &l.pr)) {
             (Announce::Always, _) | (_, None) => true,
@@ -256,7 +271,13 @@ impl GithubService {
             .fetch(&old.owner, &old.repo, old.pr_number, &old.task_id, &old.workspace_id)
             .await?;
         match self
-            .store_row(&read.row, &read.head_sha, Write::Whole, Announce::IfSyncChanged)
+            .store_row(
+                (&old.owner, &old.repo),
+                &read.row,
+                &read.head_sha,
+                Write::Whole,
+                Announce::IfSyncChanged,
+            )
             .await
         {
             Ok(published) => Ok((published, read)),
@@ -281,7 +302,13 @@ impl GithubService {
         new.closed_at = time(&pr.closed_at);
         new.last_synced_at = Some(self.clock.now());
         match self
-            .store_row(&new, &listing.head_sha, Write::Lifecycle, Announce::IfLifecycleChanged)
+            .store_row(
+                (&old.owner, &old.repo),
+                &new,
+                &listing.head_sha,
+                Write::Lifecycle,
+                Announce::IfLifecycleChanged,
+            )
             .await
         {
             Ok(published) => Ok(published),

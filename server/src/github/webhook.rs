@@ -1,7 +1,7 @@
 //! `POST /api/v1/github/webhook`: deliveries verified with
 //! `X-Hub-Signature-256`, deduplicated by `X-GitHub-Delivery` (persisted), then
-//! turned into an immediate PR sync, `github.push_received` or
-//! `github.check_run_completed`.
+//! turned into an immediate PR sync, `github.push_received`,
+//! `github.check_run_completed`, or a re-read of a moved repository's links.
 
 use std::sync::Arc;
 
@@ -84,6 +84,15 @@ impl GithubService {
                 }
                 return Ok(DeliveryAck::Accepted(format!(
                     "pull_request {action}: synced {synced} linked row(s)"
+                )));
+            }
+            GithubDelivery::RepositoryMoved { old_owner, old_repo } => {
+                if !self.store.claim_delivery(id, event_name, self.clock.now()).await? {
+                    return Ok(DeliveryAck::Duplicate);
+                }
+                self.follow_move(&old_owner, &old_repo);
+                return Ok(DeliveryAck::Accepted(format!(
+                    "repository moved: reading the open links of {old_owner}/{old_repo} again"
                 )));
             }
             GithubDelivery::Ignored(reason) => {

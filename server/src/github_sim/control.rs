@@ -90,6 +90,14 @@ pub fn router(sim: Simulator) -> Router {
             }),
         )
         .route(
+            "/_sim/repos/{owner}/{repo}/move",
+            post(
+                |State(s): State<Simulator>, Path((o, r)): Path<(String, String)>, Json(b): Json<NewRepo>| async move {
+                    reply(s.move_repo(&o, &r, &b.owner, &b.name))
+                },
+            ),
+        )
+        .route(
             "/_sim/orgs",
             post(|State(s): State<Simulator>, Json(b): Json<Login>| async move {
                 s.add_org(&b.login);

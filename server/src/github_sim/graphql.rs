@@ -123,6 +123,7 @@ fn query(s: &SimState, f: &Field, errors: &mut Vec<Value>) -> Resolved {
             ) else {
                 return Err(invalid("repository needs owner and name".into()));
             };
+            // `followRenames` defaults to true: an old name finds the repository.
             let Some(repo) = s.repo(owner, name) else {
                 let m = format!("Could not resolve to a Repository with the name '{owner}/{name}'.");
                 return Ok(missing(errors, &[f.key()], m));

@@ -11,6 +11,7 @@ mod control;
 mod gql_parse;
 mod gql_pull;
 mod graphql;
+mod moves;
 mod rest;
 mod rules;
 pub mod shapes;

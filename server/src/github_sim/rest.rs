@@ -11,16 +11,26 @@ use chrono::Utc;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::Simulator;
 use super::api::{Answer, Op, Paging, api, message, not_found};
 use super::shapes::{self, API};
 use super::state::{SimPr, SimState};
 use super::webhooks;
+use super::{Simulator, moves};
 
 type PrPath = Path<(String, String, i64)>;
 type RefPath = Path<(String, String, String)>;
 
 pub fn router(sim: Simulator) -> Router {
+    let named = routes(sim.clone()).layer(axum::middleware::from_fn_with_state(sim.clone(), moves::redirect_moved));
+    Router::new()
+        .route(
+            "/repositories/{id}/{*rest}",
+            axum::routing::any_service(moves::by_id(sim, named.clone())),
+        )
+        .merge(named)
+}
+
+fn routes(sim: Simulator) -> Router {
     Router::new()
         .route("/repos/{owner}/{repo}/pulls/{number}", get(pull))
         .route("/repos/{owner}/{repo}/pulls/{number}/reviews", get(reviews))

@@ -284,6 +284,8 @@ pub struct SimState {
     pub repo_faults: HashMap<(String, String), RepoFault>,
     pub timing: Timing,
     pub webhook: Option<(String, String)>,
+    /// Old names of moved repositories (lower-cased) and the id they lead to.
+    pub moved: HashMap<(String, String), i64>,
     /// Commits waiting for the repository's CI: (owner, name, sha, due).
     pub ci_due: Vec<(String, String, String, DateTime<Utc>)>,
     next_id: i64,
@@ -306,6 +308,7 @@ impl Default for SimState {
             repo_faults: HashMap::new(),
             timing: Timing::default(),
             webhook: None,
+            moved: HashMap::new(),
             ci_due: vec![],
             next_id: 1000,
         }
@@ -327,12 +330,23 @@ impl SimState {
         format!("{:040x}", (n as u128) * 0x9e37_79b9_7f4a_7c15_u128)
     }
 
+    /// A repository by any name it has had: GitHub resolves a moved
+    /// repository by its id, so a request already under way when it moves
+    /// still finds it (new requests under the old name are redirected first).
     pub fn repo(&self, owner: &str, name: &str) -> Option<&SimRepo> {
-        self.repos.get(&key(owner, name))
+        let k = key(owner, name);
+        match self.moved.get(&k) {
+            Some(id) if !self.repos.contains_key(&k) => self.repos.values().find(|r| r.id == *id),
+            _ => self.repos.get(&k),
+        }
     }
 
     pub fn repo_mut(&mut self, owner: &str, name: &str) -> Option<&mut SimRepo> {
-        self.repos.get_mut(&key(owner, name))
+        let k = key(owner, name);
+        match self.moved.get(&k).copied() {
+            Some(id) if !self.repos.contains_key(&k) => self.repos.values_mut().find(|r| r.id == id),
+            _ => self.repos.get_mut(&k),
+        }
     }
 
     pub fn pr_mut(&mut self, owner: &str, name: &str, number: i64) -> Option<&mut SimPr> {

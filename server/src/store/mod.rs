@@ -17,6 +17,7 @@ mod lone;
 mod members;
 pub mod notifications;
 pub mod outbox;
+pub mod pr_moves;
 mod readers;
 mod recovery;
 mod repositories;

@@ -233,6 +233,20 @@ impl Store {
         rows.iter().map(listing).collect()
     }
 
+    /// The attached, still open links into one repository (by its name,
+    /// case-insensitively): what a rename of it can move.
+    pub async fn open_task_prs_in(&self, owner: &str, repo: &str) -> StoreResult<Vec<TaskPrListing>> {
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {COLUMNS}, head_sha FROM task_prs WHERE lower(owner) = $1 AND lower(repo) = $2 \
+             AND detached_at IS NULL AND state = 'open'"
+        )))
+        .bind(owner.to_lowercase())
+        .bind(repo.to_lowercase())
+        .fetch_all(&mut *self.read().await?)
+        .await?;
+        rows.iter().map(listing).collect()
+    }
+
     /// Detach (hide) a link; `false` when there was none.
     pub async fn detach_task_pr(
         &self,

@@ -21,6 +21,7 @@ mod evaluation_trace;
 mod fire_writes_run;
 mod github_api;
 mod github_lag;
+mod github_moves;
 mod github_support;
 mod github_sweep;
 mod live_replicas;
