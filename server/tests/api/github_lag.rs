@@ -31,6 +31,21 @@ pub(crate) async fn linked(gh: &Sim, title: &str) -> (TestApp, i64, String, Stri
     (app, n, t, a)
 }
 
+/// Merges PR `n` of `acme/{repo}` on GitHub and waits for the automation to
+/// archive the task: within 10 s of the merge, so the poller (an hour away)
+/// cannot be what saw it.
+pub(crate) async fn merge_and_see_it_archived(gh: &Sim, app: &TestApp, repo: &str, n: i64, t: &str, a: &str) {
+    let merged = Instant::now();
+    gh.sim.merge_pr("acme", repo, n).unwrap();
+    app.wait_for_run_status(a, "succeeded").await;
+    assert!(app.task_json(t).await["archived_at"].is_string());
+    assert!(
+        merged.elapsed() < Duration::from_secs(10),
+        "archived {:?} after the merge",
+        merged.elapsed()
+    );
+}
+
 // Current-thread runtimes: every spawned loop logs where `capture` listens.
 #[tokio::test]
 async fn a_merged_delivery_github_still_reads_as_open_is_read_again_until_the_merge_shows() {
@@ -38,17 +53,9 @@ async fn a_merged_delivery_github_still_reads_as_open_is_read_again_until_the_me
     let gh = simulator().await;
     let (app, n, t, a) = linked(&gh, "Lagging read").await;
     gh.lag_reads(2_000);
-    let merged = Instant::now();
-    gh.sim.merge_pr("acme", "api", n).unwrap();
     // The poller waits an hour and the first read says open: only a re-read
     // can archive the task.
-    app.wait_for_run_status(&a, "succeeded").await;
-    assert!(app.task_json(&t).await["archived_at"].is_string());
-    assert!(
-        merged.elapsed() < Duration::from_secs(10),
-        "archived {:?} after the merge",
-        merged.elapsed()
-    );
+    merge_and_see_it_archived(&gh, &app, "api", n, &t, &a).await;
     assert_eq!(logs.at("INFO", &[BEHIND]).len(), 1, "{:#?}", logs.lines());
     assert!(logs.at("INFO", &[GAVE_UP]).is_empty());
     assert_eq!(app.runs_of(&a).await.len(), 1, "fires once");

@@ -2,11 +2,11 @@
 //! redirects the old name, so Kandev keeps reading and merging, and moves
 //! each link to the name GitHub reports rather than keeping two.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::github_lag::linked;
+use crate::github_lag::{linked, merge_and_see_it_archived};
 use crate::github_support::{fast, last_of, simulator, wait_status, waiting_for_checks};
 use crate::support::{Db, TestApp, eventually};
 
@@ -81,15 +81,7 @@ async fn a_pr_merged_after_its_repository_was_renamed_archives_its_task_once_wit
         || async { links(&app, &t).await == vec!["acme/service".to_string()] },
     )
     .await;
-    let merged = Instant::now();
-    gh.sim.merge_pr("acme", "service", n).unwrap();
-    app.wait_for_run_status(&a, "succeeded").await;
-    assert!(app.task_json(&t).await["archived_at"].is_string());
-    assert!(
-        merged.elapsed() < Duration::from_secs(10),
-        "archived {:?} after the merge",
-        merged.elapsed()
-    );
+    merge_and_see_it_archived(&gh, &app, "service", n, &t, &a).await;
     // A sweep afterwards, under either name, fires nothing more.
     app.sweep().await;
     tokio::time::sleep(Duration::from_millis(300)).await;
