@@ -29,6 +29,16 @@ pub enum DeliveryAck {
 }
 
 impl GithubService {
+    /// Claims a delivery id that needs no event written with it; false
+    /// (logged) for one already handled.
+    async fn claim(&self, id: &str, event_name: &str) -> ServiceResult<bool> {
+        let fresh = self.store.claim_delivery(id, event_name, self.clock.now()).await?;
+        if !fresh {
+            tracing::debug!(delivery = id, "duplicate GitHub delivery ignored");
+        }
+        Ok(fresh)
+    }
+
     pub async fn receive(self: &Arc<Self>, d: Delivery<'_>) -> ServiceResult<DeliveryAck> {
         let Some(secret) = &self.webhook_secret else {
             return Err(ServiceError::Forbidden(
@@ -74,8 +84,7 @@ impl GithubService {
                 action,
                 seen,
             } => {
-                if !self.store.claim_delivery(id, event_name, self.clock.now()).await? {
-                    tracing::debug!(delivery = id, "duplicate GitHub delivery ignored");
+                if !self.claim(id, event_name).await? {
                     return Ok(DeliveryAck::Duplicate);
                 }
                 let (synced, behind) = self.sync_pr_now(&owner, &repo, number, &seen).await;
@@ -87,7 +96,7 @@ impl GithubService {
                 )));
             }
             GithubDelivery::RepositoryMoved { old_owner, old_repo } => {
-                if !self.store.claim_delivery(id, event_name, self.clock.now()).await? {
+                if !self.claim(id, event_name).await? {
                     return Ok(DeliveryAck::Duplicate);
                 }
                 self.follow_move(&old_owner, &old_repo);
@@ -96,7 +105,7 @@ impl GithubService {
                 )));
             }
             GithubDelivery::Ignored(reason) => {
-                if !self.store.claim_delivery(id, event_name, self.clock.now()).await? {
+                if !self.claim(id, event_name).await? {
                     return Ok(DeliveryAck::Duplicate);
                 }
                 return Ok(DeliveryAck::Ignored(reason));

@@ -13,7 +13,7 @@ use axum::{Json, Router};
 use serde_json::json;
 use tower::ServiceExt;
 
-use super::state::{SimState, key};
+use super::state::key;
 use super::{SimError, SimResult, Simulator, missing};
 
 /// `/repos/{owner}/{repo}` and what follows, split off a path.
@@ -22,18 +22,6 @@ fn repo_path(path: &str) -> Option<(&str, &str, &str)> {
     let (owner, rest) = rest.split_once('/')?;
     let (name, tail) = rest.split_once('/').map_or((rest, ""), |(n, t)| (n, t));
     Some((owner, name, tail))
-}
-
-impl SimState {
-    /// The repository an old name now leads to, if it was moved and no
-    /// repository has taken the name since.
-    pub fn moved_id(&self, owner: &str, name: &str) -> Option<i64> {
-        let k = key(owner, name);
-        if self.repos.contains_key(&k) {
-            return None;
-        }
-        self.moved.get(&k).copied()
-    }
 }
 
 impl Simulator {
@@ -145,13 +133,7 @@ async fn answer_by_id(sim: &Simulator, named: Router, req: Request) -> Response 
     else {
         return not_found();
     };
-    let Some((owner, name)) = sim
-        .lock()
-        .repos
-        .values()
-        .find(|r| r.id == id)
-        .map(|r| (r.owner.clone(), r.name.clone()))
-    else {
+    let Some((owner, name)) = sim.lock().repo_by_id(id).map(|r| (r.owner.clone(), r.name.clone())) else {
         return not_found();
     };
     let query = req.uri().query().map(|q| format!("?{q}")).unwrap_or_default();

@@ -330,23 +330,39 @@ impl SimState {
         format!("{:040x}", (n as u128) * 0x9e37_79b9_7f4a_7c15_u128)
     }
 
-    /// A repository by any name it has had: GitHub resolves a moved
-    /// repository by its id, so a request already under way when it moves
-    /// still finds it (new requests under the old name are redirected first).
-    pub fn repo(&self, owner: &str, name: &str) -> Option<&SimRepo> {
+    /// The key a repository is held under, given any name it has had:
+    /// GitHub resolves a moved repository by its id, so a request already
+    /// under way when it moves still finds it (new requests under the old
+    /// name are redirected first, by `moved_id`).
+    fn current_key(&self, owner: &str, name: &str) -> (String, String) {
         let k = key(owner, name);
-        match self.moved.get(&k) {
-            Some(id) if !self.repos.contains_key(&k) => self.repos.values().find(|r| r.id == *id),
-            _ => self.repos.get(&k),
+        match self.moved_id(owner, name).and_then(|id| self.repo_by_id(id)) {
+            Some(r) => key(&r.owner, &r.name),
+            None => k,
         }
     }
 
-    pub fn repo_mut(&mut self, owner: &str, name: &str) -> Option<&mut SimRepo> {
+    /// The repository an old name now leads to, if it was moved and no
+    /// repository has taken the name since.
+    pub fn moved_id(&self, owner: &str, name: &str) -> Option<i64> {
         let k = key(owner, name);
-        match self.moved.get(&k).copied() {
-            Some(id) if !self.repos.contains_key(&k) => self.repos.values_mut().find(|r| r.id == id),
-            _ => self.repos.get_mut(&k),
+        if self.repos.contains_key(&k) {
+            return None;
         }
+        self.moved.get(&k).copied()
+    }
+
+    pub fn repo_by_id(&self, id: i64) -> Option<&SimRepo> {
+        self.repos.values().find(|r| r.id == id)
+    }
+
+    pub fn repo(&self, owner: &str, name: &str) -> Option<&SimRepo> {
+        self.repos.get(&self.current_key(owner, name))
+    }
+
+    pub fn repo_mut(&mut self, owner: &str, name: &str) -> Option<&mut SimRepo> {
+        let k = self.current_key(owner, name);
+        self.repos.get_mut(&k)
     }
 
     pub fn pr_mut(&mut self, owner: &str, name: &str, number: i64) -> Option<&mut SimPr> {
