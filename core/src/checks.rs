@@ -4,6 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+mod latest;
+pub use latest::{ListedRun, current_runs};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckStatus {

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::client::{GithubClient, GithubResult};
 use super::model::{GitRef, PullRequest, User};
 use super::sync::PrParts;
-use kandev_core::checks::{from_check_run, from_commit_status};
+use kandev_core::checks::{Check, ListedRun, current_runs, from_commit_status};
 use kandev_core::merger::{Rule, branch_rules, unresolved_threads};
 
 /// PRs per query: GitHub's page size, and what keeps a query's cost low.
@@ -38,7 +38,7 @@ reviewRequests(first: 100) { totalCount nodes { requestedReviewer { __typename }
 reviews(first: 100) { totalCount nodes { author { login } state } } \
 reviewThreads(first: 100) { totalCount nodes { isResolved } } \
 commits(last: 1) { totalCount nodes { commit { oid statusCheckRollup { contexts(first: 100) { totalCount nodes { \
-__typename ... on CheckRun { name status conclusion detailsUrl } ... on StatusContext { context state targetUrl } } } } } } } \
+__typename ... on CheckRun { databaseId name status conclusion detailsUrl checkSuite { app { databaseId } } } ... on StatusContext { context state targetUrl } } } } } } } \
 baseRef { branchProtectionRule { requiredApprovingReviewCount } rules(first: 100) { totalCount nodes { type \
 parameters { __typename ... on PullRequestParameters { requiredApprovingReviewCount } } } } } }";
 
@@ -211,6 +211,51 @@ struct Context {
     context: String,
     state: String,
     target_url: Option<String>,
+    database_id: Option<i64>,
+    check_suite: Option<Suite>,
+}
+
+#[derive(Deserialize, Default)]
+struct Suite {
+    app: Option<App>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct App {
+    database_id: Option<i64>,
+}
+
+/// The rollup's contexts as the REST read folds them: the newest run of each
+/// check (the rollup keeps superseded re-runs too), then the commit statuses.
+fn contexts_checks(contexts: &[Context]) -> Vec<Check> {
+    let lower = |s: &str| s.to_ascii_lowercase();
+    let (statuses, runs): (Vec<&Context>, Vec<&Context>) = contexts.iter().partition(|c| c.kind == "StatusContext");
+    let lowered: Vec<(String, Option<String>)> = runs
+        .iter()
+        .map(|c| (lower(&c.status), c.conclusion.as_deref().map(lower)))
+        .collect();
+    let mut checks = current_runs(runs.iter().zip(&lowered).map(|(c, (status, conclusion))| {
+        ListedRun {
+            id: c.database_id.unwrap_or(0),
+            app: c
+                .check_suite
+                .as_ref()
+                .and_then(|s| s.app.as_ref())
+                .and_then(|a| a.database_id)
+                .unwrap_or(0),
+            name: &c.name,
+            status,
+            conclusion: conclusion.as_deref(),
+            url: c.details_url.as_deref().unwrap_or(""),
+        }
+    }));
+    checks.extend(
+        statuses
+            .iter()
+            .map(|c| from_commit_status(&c.context, &lower(&c.state), c.target_url.as_deref().unwrap_or(""))),
+    );
+    checks
 }
 
 #[derive(Deserialize)]
@@ -281,25 +326,8 @@ impl Detail {
         if !complete {
             return None;
         }
-        let checks = rollup
-            .map(|r| r.contexts.nodes)
-            .unwrap_or_default()
-            .iter()
-            .map(|c| {
-                let lower = |s: &str| s.to_ascii_lowercase();
-                if c.kind == "StatusContext" {
-                    from_commit_status(&c.context, &lower(&c.state), c.target_url.as_deref().unwrap_or(""))
-                } else {
-                    let conclusion = c.conclusion.as_deref().map(lower);
-                    from_check_run(
-                        &c.name,
-                        &lower(&c.status),
-                        conclusion.as_deref(),
-                        c.details_url.as_deref().unwrap_or(""),
-                    )
-                }
-            })
-            .collect();
+        let contexts = rollup.map(|r| r.contexts.nodes).unwrap_or_default();
+        let checks = contexts_checks(&contexts);
         let state = if self.merged || self.state == "MERGED" {
             "closed"
         } else {

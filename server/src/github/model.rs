@@ -1,6 +1,7 @@
 //! GitHub's REST shapes, the fields Kandev reads. Unknown fields are ignored
 //! and absent ones default, as GitHub adds fields over time.
 
+use kandev_core::checks::{Check, ListedRun, current_runs};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// A field GitHub documents as nullable (a deleted account's `user`, a check
@@ -133,6 +134,29 @@ pub struct CheckRun {
     pub conclusion: Option<String>,
     #[serde(default, deserialize_with = "nullable")]
     pub html_url: String,
+    /// The app that reported it: two apps' runs of one name are two checks.
+    #[serde(default, deserialize_with = "nullable")]
+    pub app: AppRef,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AppRef {
+    #[serde(default, deserialize_with = "nullable")]
+    pub id: i64,
+}
+
+impl CheckRuns {
+    /// The checks that count: GitHub lists a re-run's superseded runs too.
+    pub fn current(&self) -> Vec<Check> {
+        current_runs(self.check_runs.iter().map(|r| ListedRun {
+            id: r.id,
+            app: r.app.id,
+            name: &r.name,
+            status: &r.status,
+            conclusion: r.conclusion.as_deref(),
+            url: &r.html_url,
+        }))
+    }
 }
 
 /// `GET /repos/{owner}/{repo}/commits/{ref}/check-runs`

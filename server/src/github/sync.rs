@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 use kandev_core::api::LIVE_TASK_PR_UPDATED;
-use kandev_core::checks::{from_check_run, from_commit_status, review_summary, summarize};
+use kandev_core::checks::{from_commit_status, review_summary, summarize};
 use kandev_core::events::{Payload, SOURCE_GITHUB, TASK_PR_UPDATED};
 use kandev_core::merger::{branch_rules, unresolved_threads};
 use kandev_core::read_lag::{PrSeen, read_behind};
@@ -135,11 +135,7 @@ impl GithubService {
         let mut checks = Vec::new();
         if !pr.head.sha.is_empty() {
             let runs = self.client.check_runs(owner, repo, &pr.head.sha).await?;
-            checks.extend(
-                runs.check_runs
-                    .iter()
-                    .map(|r| from_check_run(&r.name, &r.status, r.conclusion.as_deref(), &r.html_url)),
-            );
+            checks.extend(runs.current());
             let status = self.client.combined_status(owner, repo, &pr.head.sha).await?;
             checks.extend(
                 status

@@ -37,6 +37,9 @@ struct CheckBody {
     status: String,
     #[serde(default)]
     conclusion: Option<String>,
+    /// A new run beside the older one of this name, not a replacement.
+    #[serde(default)]
+    rerun: bool,
 }
 
 #[derive(Deserialize)]
@@ -157,10 +160,13 @@ pub fn router(sim: Simulator) -> Router {
                 |State(s): State<Simulator>,
                  Path((o, r, sha)): Path<(String, String, String)>,
                  Json(b): Json<CheckBody>| async move {
-                    reply(
-                        s.set_check_run(&o, &r, &sha, &b.name, &b.status, b.conclusion.as_deref())
-                            .map(|id| json!({"id": id})),
-                    )
+                    let conclusion = b.conclusion.as_deref();
+                    let id = if b.rerun {
+                        s.rerun_check_run(&o, &r, &sha, &b.name, &b.status, conclusion)
+                    } else {
+                        s.set_check_run(&o, &r, &sha, &b.name, &b.status, conclusion)
+                    };
+                    reply(id.map(|id| json!({"id": id})))
                 },
             ),
         )

@@ -6,7 +6,8 @@
 
 use serde_json::{Value, json};
 
-use super::shapes::ts;
+use super::rules::Verdict;
+use super::shapes::{ACTIONS_APP_ID, ts};
 use super::state::{SimPr, SimRepo};
 
 pub fn connection(kind: &str, nodes: Vec<Value>) -> Value {
@@ -54,21 +55,17 @@ fn commit(repo: &SimRepo, sha: &str) -> Value {
         })
         .collect();
     let status_states: Vec<String> = statuses.iter().map(|s| upper(&s.state)).collect();
-    let failed = run_states.iter().any(|s| {
-        matches!(
-            &s[..],
-            "FAILURE" | "TIMED_OUT" | "CANCELLED" | "ACTION_REQUIRED" | "STARTUP_FAILURE"
-        )
-    }) || status_states.iter().any(|s| s == "FAILURE" || s == "ERROR");
-    let pending = run_states
-        .iter()
-        .any(|s| matches!(&s[..], "QUEUED" | "IN_PROGRESS" | "PENDING" | "WAITING" | "REQUESTED"))
-        || status_states.iter().any(|s| s == "PENDING" || s == "EXPECTED");
+    // GitHub's rollup state, like its merge box, judges each check's newest run.
+    let latest = repo.latest_checks(sha);
+    let failed = latest.iter().any(|(_, v)| *v == Verdict::Failure);
+    let pending = latest.iter().any(|(_, v)| *v == Verdict::Pending);
     let mut nodes: Vec<Value> = runs
         .iter()
         .map(|r| {
-            json!({"__typename": "CheckRun", "name": r.name, "status": upper(&r.status),
-                   "conclusion": r.conclusion.as_deref().map(upper), "detailsUrl": r.html_url})
+            json!({"__typename": "CheckRun", "databaseId": r.id, "name": r.name, "status": upper(&r.status),
+                   "conclusion": r.conclusion.as_deref().map(upper), "detailsUrl": r.html_url,
+                   "checkSuite": {"__typename": "CheckSuite", "app": {"__typename": "App",
+                                  "databaseId": ACTIONS_APP_ID, "slug": "github-actions"}}})
         })
         .collect();
     nodes.extend(statuses.iter().map(|s| {

@@ -300,11 +300,40 @@ impl Simulator {
         status: &str,
         conclusion: Option<&str>,
     ) -> SimResult<i64> {
+        self.report_check_run(owner, name, sha, (check, status, conclusion), false)
+    }
+
+    /// Runs a check again as a new workflow run: the new run is listed beside
+    /// the superseded one, as GitHub lists both.
+    pub fn rerun_check_run(
+        &self,
+        owner: &str,
+        name: &str,
+        sha: &str,
+        check: &str,
+        status: &str,
+        conclusion: Option<&str>,
+    ) -> SimResult<i64> {
+        self.report_check_run(owner, name, sha, (check, status, conclusion), true)
+    }
+
+    fn report_check_run(
+        &self,
+        owner: &str,
+        name: &str,
+        sha: &str,
+        (check, status, conclusion): (&str, &str, Option<&str>),
+        rerun: bool,
+    ) -> SimResult<i64> {
         let (id, payload) = {
             let mut s = self.lock();
             let id = s.next_id();
             let repo = s.repo_mut(owner, name).ok_or_else(|| missing("repository"))?;
-            repo.put_check_run(sha, id, check, status, conclusion);
+            if rerun {
+                repo.add_check_run(sha, id, check, status, conclusion, None);
+            } else {
+                repo.put_check_run(sha, id, check, status, conclusion);
+            }
             let branch = repo
                 .prs
                 .values()

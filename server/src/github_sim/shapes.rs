@@ -255,8 +255,11 @@ fn merge(into: &mut Value, more: Value) {
 }
 
 /// The GitHub App that reports check runs.
+/// GitHub Actions' app id: every simulated check run is reported by it.
+pub const ACTIONS_APP_ID: i64 = 15368;
+
 fn app() -> Value {
-    json!({"id": 15368, "slug": "github-actions", "node_id": "MDM6QXBwMTUzNjg", "name": "GitHub Actions",
+    json!({"id": ACTIONS_APP_ID, "slug": "github-actions", "node_id": "MDM6QXBwMTUzNjg", "name": "GitHub Actions",
            "owner": user("github"), "description": "Automate your workflow", "external_url": "https://help.github.com/en/actions",
            "html_url": "https://github.com/apps/github-actions", "created_at": "2018-07-30T09:30:17Z",
            "updated_at": "2024-04-10T20:33:16Z", "permissions": {"checks": "write", "metadata": "read"},

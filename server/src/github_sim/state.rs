@@ -155,18 +155,35 @@ pub struct SimRepo {
 }
 
 impl SimRepo {
-    /// Adds (or replaces, by name) a check run on a commit.
+    /// Adds (or replaces, by name) a check run on a commit: the run reports
+    /// again, or a re-run inside its suite, which GitHub's lists hide.
     pub fn put_check_run(&mut self, sha: &str, id: i64, name: &str, status: &str, conclusion: Option<&str>) {
-        let now = Utc::now();
         let runs = self.check_runs.entry(sha.to_string()).or_default();
         let started = runs.iter().find(|r| r.name == name).and_then(|r| r.started_at);
         runs.retain(|r| r.name != name);
-        runs.push(SimCheckRun {
+        self.add_check_run(sha, id, name, status, conclusion, started);
+    }
+
+    /// Adds a check run beside any older one of that name: a new workflow run
+    /// on the same commit (a re-run after an edit or a label, a manual
+    /// dispatch). GitHub lists the superseded run too, in REST and GraphQL.
+    pub fn add_check_run(
+        &mut self,
+        sha: &str,
+        id: i64,
+        name: &str,
+        status: &str,
+        conclusion: Option<&str>,
+        started: Option<DateTime<Utc>>,
+    ) {
+        let now = Utc::now();
+        let html_url = format!("https://github.com/{}/{}/runs/{id}", self.owner, self.name);
+        self.check_runs.entry(sha.to_string()).or_default().push(SimCheckRun {
             id,
             name: name.to_string(),
             status: status.to_string(),
             conclusion: conclusion.map(str::to_string),
-            html_url: format!("https://github.com/{}/{}/runs/{id}", self.owner, self.name),
+            html_url,
             started_at: Some(started.unwrap_or(now)),
             completed_at: (status == "completed").then_some(now),
         });

@@ -3,7 +3,7 @@
 //! PR is blocked or the branch uses a merge queue — reviews, conversations
 //! and the queue entry.
 
-use kandev_core::checks::{Check, CiVerdict, approvals, ci_verdict, from_check_run, from_commit_status};
+use kandev_core::checks::{Check, CiVerdict, approvals, ci_verdict, from_commit_status};
 use kandev_core::merger::{BranchRules, Facts, PrSnapshot, Said, branch_rules, required_checks, unresolved_threads};
 
 use super::Merger;
@@ -46,11 +46,7 @@ impl Merger {
         let client = self.github.client();
         let runs = client.check_runs(&job.owner, &job.repo, sha).await?;
         let status = client.combined_status(&job.owner, &job.repo, sha).await?;
-        let mut checks: Vec<Check> = runs
-            .check_runs
-            .iter()
-            .map(|r| from_check_run(&r.name, &r.status, r.conclusion.as_deref(), &r.html_url))
-            .collect();
+        let mut checks: Vec<Check> = runs.current();
         checks.extend(
             status
                 .statuses

@@ -14,6 +14,7 @@ mod automations_home;
 mod automations_yaml;
 mod board_cache;
 mod bounds;
+mod check_reruns;
 mod cluster;
 mod coordination;
 mod engine;
