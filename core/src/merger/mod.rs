@@ -2,6 +2,7 @@
 //! says right now. The worker re-reads the PR before every decision, so a
 //! re-run after a crash or restart is always safe.
 
+mod branch;
 mod read_back;
 mod requirements;
 mod retry;
@@ -11,6 +12,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::checks::{Check, CiVerdict};
 
+pub use branch::{KeepBranch, branch_home, may_delete};
 pub use read_back::{MergeCall, ReadBack, read_back};
 pub use requirements::{BranchRules, Facts, Rule, branch_rules, missing_reviews, required_checks, unresolved_threads};
 pub use retry::{kept_failing, retry_delay};

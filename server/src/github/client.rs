@@ -652,6 +652,17 @@ impl GithubClient {
         .await
     }
 
+    /// Open PRs whose base is `base` (the first hundred: enough to know
+    /// whether deleting that branch would close any).
+    pub async fn open_pulls_based_on(&self, owner: &str, repo: &str, base: &str) -> GithubResult<Vec<PullRequest>> {
+        let base = query_value(base);
+        self.get(
+            &format!("{}/pulls?state=open&base={base}&per_page=100", repo_path(owner, repo)?),
+            true,
+        )
+        .await
+    }
+
     pub async fn delete_branch(&self, owner: &str, repo: &str, branch: &str) -> GithubResult<()> {
         self.send(
             Method::DELETE,

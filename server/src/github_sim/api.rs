@@ -19,8 +19,8 @@ use super::state::{SimState, key};
 pub struct Answer {
     pub status: StatusCode,
     pub body: Value,
-    /// A webhook to deliver once the answer is decided.
-    pub delivery: Option<(&'static str, Option<Value>)>,
+    /// Webhooks to deliver once the answer is decided.
+    pub deliveries: Vec<(&'static str, Option<Value>)>,
     /// The `Link` header of a paginated list.
     pub link: Option<String>,
 }
@@ -34,13 +34,13 @@ impl Answer {
         Answer {
             status,
             body,
-            delivery: None,
+            deliveries: vec![],
             link: None,
         }
     }
 
     pub fn with_delivery(mut self, event: &'static str, payload: Option<Value>) -> Self {
-        self.delivery = Some((event, payload));
+        self.deliveries.push((event, payload));
         self
     }
 }
@@ -255,7 +255,7 @@ pub async fn api(
     if let Gate::Answer(r) = gated {
         return r;
     }
-    let (response, delivery) = {
+    let (response, deliveries) = {
         let mut s = sim.lock();
         let answer = f(&mut s);
         let text = answer.body.to_string();
@@ -265,7 +265,7 @@ pub async fn api(
             s.counters.not_modified += 1;
             let mut r = StatusCode::NOT_MODIFIED.into_response();
             put(r.headers_mut(), "etag", etag);
-            (with_limits(&s, &op, r), None)
+            (with_limits(&s, &op, r), vec![])
         } else {
             if op.name != "graphql" {
                 s.remaining -= 1;
@@ -288,10 +288,10 @@ pub async fn api(
             if let Some(link) = answer.link {
                 put(r.headers_mut(), "link", link);
             }
-            (with_limits(&s, &op, r), answer.delivery)
+            (with_limits(&s, &op, r), answer.deliveries)
         }
     };
-    if let Some((event, payload)) = delivery {
+    for (event, payload) in deliveries {
         sim.deliver(event, payload);
     }
     response

@@ -12,6 +12,7 @@ mod gql_parse;
 mod gql_pull;
 mod graphql;
 mod moves;
+mod pull_list;
 mod rest;
 mod rules;
 pub mod shapes;

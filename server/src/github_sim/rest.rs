@@ -32,6 +32,7 @@ pub fn router(sim: Simulator) -> Router {
 
 fn routes(sim: Simulator) -> Router {
     Router::new()
+        .route("/repos/{owner}/{repo}/pulls", get(super::pull_list::list_pulls))
         .route("/repos/{owner}/{repo}/pulls/{number}", get(pull))
         .route("/repos/{owner}/{repo}/pulls/{number}/reviews", get(reviews))
         .route("/repos/{owner}/{repo}/pulls/{number}/merge", put(merge))
@@ -380,12 +381,16 @@ async fn delete_branch(State(sim): State<Simulator>, Path((o, r, branch)): RefPa
             })
         });
         match found {
-            Some(pr) => {
-                pr.head_branch_deleted = true;
-                Answer::new(StatusCode::NO_CONTENT, Value::Null)
-            }
-            None => message(StatusCode::UNPROCESSABLE_ENTITY, "Reference does not exist"),
+            Some(pr) => pr.head_branch_deleted = true,
+            None => return message(StatusCode::UNPROCESSABLE_ENTITY, "Reference does not exist"),
         }
+        // GitHub closes the PRs based on a deleted branch (only its own
+        // auto-delete retargets them first).
+        let mut answer = Answer::new(StatusCode::NO_CONTENT, Value::Null);
+        for delivery in s.close_based_on(&o, &r, &branch) {
+            answer = answer.with_delivery("pull_request", delivery);
+        }
+        answer
     })
     .await
 }

@@ -3,8 +3,8 @@
 use kandev_core::api::{Actor, EVENT_BLOCKED, EVENT_COMPLETED, EVENT_MERGE_PROGRESS, EVENT_MERGED, Task};
 use kandev_core::board::{TaskStatus, merger_finish};
 use kandev_core::merger::{
-    JobState, MergeCall, Policy, Said, Step, decide, enqueued, kept_failing, merged_summary, retry_delay,
-    update_requested, waiting,
+    JobState, KeepBranch, MergeCall, Policy, Said, Step, branch_home, decide, enqueued, kept_failing, may_delete,
+    merged_summary, retry_delay, update_requested, waiting,
 };
 use serde_json::json;
 use std::time::Duration;
@@ -384,18 +384,31 @@ impl Merger {
                 &Actor::Merger,
             )
             .await;
-        if !settings.delete_branch || pr.head.branch.is_empty() {
-            return;
-        }
-        // The branch lives in the head's repository — a fork's, perhaps —
-        // never in the base repository just because a branch there shares
-        // its name. A deleted fork leaves nothing to delete.
-        let Some((owner, repo)) = pr.head.repo_full_name().and_then(|f| f.split_once('/')) else {
-            tracing::info!(task_id = %task.id, "the head's repository is gone; no branch to delete");
-            return;
+        // The branch lives in the head's repository — a fork's, perhaps — and
+        // stays while open PRs are based on it (deleting it would close them).
+        let client = self.github.client();
+        let branch = &pr.head.branch;
+        let decided = match branch_home(settings.delete_branch, branch, pr.head.repo_full_name()) {
+            Err(keep) => Err(keep),
+            Ok((owner, repo)) => {
+                let based_on: Option<Vec<i64>> = client
+                    .open_pulls_based_on(owner, repo, branch)
+                    .await
+                    .ok()
+                    .map(|prs| prs.iter().map(|p| p.number).collect());
+                may_delete(based_on.as_deref()).map(|()| (owner, repo))
+            }
         };
-        if let Err(e) = self.github.client().delete_branch(owner, repo, &pr.head.branch).await {
-            tracing::info!(task_id = %task.id, error = %e, "could not delete the merged branch");
+        match decided {
+            Ok((owner, repo)) => {
+                if let Err(e) = client.delete_branch(owner, repo, branch).await {
+                    tracing::info!(task_id = %task.id, error = %e, "could not delete the merged branch");
+                }
+            }
+            Err(KeepBranch::NotAsked) => {}
+            Err(keep) => {
+                tracing::info!(task_id = %task.id, branch = %branch, "kept the merged branch: {}", keep.describe());
+            }
         }
     }
 

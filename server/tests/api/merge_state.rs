@@ -1,7 +1,8 @@
 //! The merge state belongs to the merger: nobody else moves a task it
 //! holds, a cancel stops it cleanly, racing approvals make one merge, GitHub
 //! failures end the job (or are retried within the wait), and a fork's
-//! branch is deleted only where it lives.
+//! branch is deleted only where it lives, and never while open PRs are based
+//! on it.
 
 use std::time::Duration;
 
@@ -215,5 +216,50 @@ async fn a_fork_pr_leaves_the_base_repositorys_same_named_branch_alone() {
         !gh.sim.pr("acme", "api", base_pr).unwrap().head_branch_deleted,
         "the base repository's fix branch stays"
     );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merged_branch_that_open_prs_are_based_on_is_kept_so_github_does_not_close_them() {
+    let gh = simulator().await;
+    let pr_on = |title: &str, head: &str, base: &str| {
+        gh.sim
+            .open_pr(
+                "acme",
+                "api",
+                NewPr {
+                    title: title.into(),
+                    head: Some(head.into()),
+                    base: Some(base.into()),
+                    ..Default::default()
+                },
+            )
+            .unwrap()
+    };
+    // A stack: `second` is based on the branch `first` merges from.
+    let (first, sha) = pr_on("first", "stack-1", "main");
+    let (second, _) = pr_on("second", "stack-2", "stack-1");
+    let (elsewhere, _) = pr_on("unrelated", "other", "main");
+    gh.green_build(&sha);
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, first, "").await;
+    wait_status(&app, &t, "done").await;
+    assert_eq!(
+        gh.sim.pr("acme", "api", second).unwrap().state,
+        "open",
+        "the PR above stays open"
+    );
+    assert!(
+        !gh.sim.pr("acme", "api", first).unwrap().head_branch_deleted,
+        "its base branch stays"
+    );
+    assert_eq!(gh.sim.pr("acme", "api", elsewhere).unwrap().state, "open");
+
+    // With nothing based on it, the next merged branch goes as configured.
+    let sha = gh.sim.pr("acme", "api", elsewhere).unwrap().head_sha;
+    gh.green_build(&sha);
+    let t = approve_with_pr(&app, elsewhere, "").await;
+    wait_status(&app, &t, "done").await;
+    assert!(gh.sim.pr("acme", "api", elsewhere).unwrap().head_branch_deleted);
     app.stop().await;
 }

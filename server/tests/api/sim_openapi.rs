@@ -198,6 +198,12 @@ async fn every_simulator_answer_validates_against_githubs_openapi_description() 
         call(Method::GET, "/repos/acme/api/pulls/999".into(), pull, 404),
         call(
             Method::GET,
+            "/repos/acme/api/pulls?state=open&base=main".into(),
+            "/repos/{owner}/{repo}/pulls",
+            200,
+        ),
+        call(
+            Method::GET,
             format!("/repos/acme/api/pulls/{plain}/reviews"),
             "/repos/{owner}/{repo}/pulls/{pull_number}/reviews",
             200,
