@@ -202,17 +202,8 @@ impl Simulator {
     pub fn close_pr(&self, owner: &str, name: &str, number: i64) -> SimResult<()> {
         let payload = {
             let mut s = self.lock();
-            let before = s
-                .pr_mut(owner, name, number)
-                .ok_or_else(|| missing("pull request"))?
-                .clone();
-            s.lag_reads(owner, name, number, before);
-            let pr = s.pr_mut(owner, name, number).ok_or_else(|| missing("pull request"))?;
-            pr.state = "closed".into();
-            pr.closed_at = Some(Utc::now());
-            pr.updated_at = pr.closed_at;
-            pr.queue = None;
-            webhooks::pull_request(&s, owner, name, number, "closed")
+            s.pr_mut(owner, name, number).ok_or_else(|| missing("pull request"))?;
+            s.close_unmerged(owner, name, number)
         };
         self.deliver("pull_request", payload);
         Ok(())

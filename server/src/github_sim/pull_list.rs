@@ -78,20 +78,22 @@ impl SimState {
                     .collect()
             })
             .unwrap_or_default();
-        let mut deliveries = vec![];
-        for n in numbers {
-            let Some(before) = self.pr_mut(owner, name, n).map(|p| p.clone()) else {
-                continue;
-            };
-            self.lag_reads(owner, name, n, before);
-            if let Some(pr) = self.pr_mut(owner, name, n) {
-                pr.state = "closed".into();
-                pr.closed_at = Some(Utc::now());
-                pr.updated_at = pr.closed_at;
-                pr.queue = None;
-            }
-            deliveries.push(webhooks::pull_request(self, owner, name, n, "closed"));
-        }
-        deliveries
+        numbers
+            .into_iter()
+            .map(|n| self.close_unmerged(owner, name, n))
+            .collect()
+    }
+
+    /// Closes a PR without merging it (by hand, or under a deleted base);
+    /// returns its `closed` delivery.
+    pub fn close_unmerged(&mut self, owner: &str, name: &str, n: i64) -> Option<Value> {
+        let before = self.pr_mut(owner, name, n)?.clone();
+        self.lag_reads(owner, name, n, before);
+        let pr = self.pr_mut(owner, name, n)?;
+        pr.state = "closed".into();
+        pr.closed_at = Some(Utc::now());
+        pr.updated_at = pr.closed_at;
+        pr.queue = None;
+        webhooks::pull_request(self, owner, name, n, "closed")
     }
 }
