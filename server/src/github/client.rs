@@ -58,6 +58,7 @@ impl From<kandev_core::github_path::BadName> for GithubError {
     }
 }
 
+use kandev_core::checks::{Check, from_commit_status};
 use kandev_core::github_path::{PER_PAGE, git_ref as ref_path, graphql_url, next_page, query_value, repo as repo_path};
 
 impl GithubError {
@@ -387,6 +388,20 @@ impl GithubClient {
             |page: Vec<Review>| (page, None),
         )
         .await
+    }
+
+    /// A commit's checks as they count: each check's newest run (GitHub
+    /// lists superseded re-runs too), then the combined status's contexts.
+    pub async fn commit_checks(&self, owner: &str, repo: &str, sha: &str) -> GithubResult<Vec<Check>> {
+        let mut checks = self.check_runs(owner, repo, sha).await?.current();
+        let status = self.combined_status(owner, repo, sha).await?;
+        checks.extend(
+            status
+                .statuses
+                .iter()
+                .map(|s| from_commit_status(&s.context, &s.state, s.target_url.as_deref().unwrap_or(""))),
+        );
+        Ok(checks)
     }
 
     /// Every check run of a commit, all pages.

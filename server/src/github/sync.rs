@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 use kandev_core::api::LIVE_TASK_PR_UPDATED;
-use kandev_core::checks::{from_commit_status, review_summary, summarize};
+use kandev_core::checks::{review_summary, summarize};
 use kandev_core::events::{Payload, SOURCE_GITHUB, TASK_PR_UPDATED};
 use kandev_core::merger::{branch_rules, unresolved_threads};
 use kandev_core::read_lag::{PrSeen, read_behind};
@@ -132,18 +132,11 @@ impl GithubService {
     ) -> GithubResult<Fetched> {
         let pr = self.client.pull(owner, repo, number).await?;
         let reviews = self.client.reviews(owner, repo, number).await?;
-        let mut checks = Vec::new();
-        if !pr.head.sha.is_empty() {
-            let runs = self.client.check_runs(owner, repo, &pr.head.sha).await?;
-            checks.extend(runs.current());
-            let status = self.client.combined_status(owner, repo, &pr.head.sha).await?;
-            checks.extend(
-                status
-                    .statuses
-                    .iter()
-                    .map(|s| from_commit_status(&s.context, &s.state, s.target_url.as_deref().unwrap_or(""))),
-            );
-        }
+        let checks = if pr.head.sha.is_empty() {
+            vec![]
+        } else {
+            self.client.commit_checks(owner, repo, &pr.head.sha).await?
+        };
         let (required_reviews, unresolved_review_threads) = if pr_state(&pr) == STATE_OPEN {
             self.review_requirements(owner, repo, &pr).await?
         } else {

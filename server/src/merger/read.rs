@@ -3,7 +3,7 @@
 //! PR is blocked or the branch uses a merge queue — reviews, conversations
 //! and the queue entry.
 
-use kandev_core::checks::{Check, CiVerdict, approvals, ci_verdict, from_commit_status};
+use kandev_core::checks::{CiVerdict, approvals, ci_verdict};
 use kandev_core::merger::{BranchRules, Facts, PrSnapshot, Said, branch_rules, required_checks, unresolved_threads};
 
 use super::Merger;
@@ -42,20 +42,6 @@ pub(super) fn snapshot(pr: &PullRequest) -> PrSnapshot {
 }
 
 impl Merger {
-    async fn checks(&self, job: &MergerJob, sha: &str) -> Result<Vec<Check>, GithubError> {
-        let client = self.github.client();
-        let runs = client.check_runs(&job.owner, &job.repo, sha).await?;
-        let status = client.combined_status(&job.owner, &job.repo, sha).await?;
-        let mut checks: Vec<Check> = runs.current();
-        checks.extend(
-            status
-                .statuses
-                .iter()
-                .map(|s| from_commit_status(&s.context, &s.state, s.target_url.as_deref().unwrap_or(""))),
-        );
-        Ok(checks)
-    }
-
     /// Reads everything a decision needs. `queue_hint`: GitHub refused a
     /// direct merge for want of the merge queue, whatever the rules said.
     pub(super) async fn read(&self, job: &MergerJob, queue_hint: bool) -> Result<Reading, ReadError> {
@@ -93,8 +79,8 @@ impl Merger {
                 .await
                 .map_err(failed("reading-protection", &the_pr))?,
         );
-        let checks = self
-            .checks(job, &pr.head.sha)
+        let checks = client
+            .commit_checks(&job.owner, &job.repo, &pr.head.sha)
             .await
             .map_err(failed("reading-checks", &the_pr))?;
         let required = required_checks(protection, &rules.required_checks);
