@@ -5,7 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 mod latest;
+mod verdict;
 pub use latest::{ListedRun, current_runs};
+pub use verdict::{Awaited, CiVerdict, Required, Requirement, ci_verdict};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -22,6 +24,10 @@ pub struct Check {
     pub name: String,
     pub status: CheckStatus,
     pub url: String,
+    /// The GitHub App that reported it: check runs only. A commit status
+    /// names no app, so it never meets a requirement pinned to one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<i64>,
 }
 
 /// A check run: anything not completed is pending; success passes; neutral
@@ -41,6 +47,7 @@ pub fn from_check_run(name: &str, status: &str, conclusion: Option<&str>, url: &
         name: name.to_string(),
         status,
         url: url.to_string(),
+        app: None,
     }
 }
 
@@ -55,6 +62,7 @@ pub fn from_commit_status(context: &str, state: &str, url: &str) -> Check {
         name: context.to_string(),
         status,
         url: url.to_string(),
+        app: None,
     }
 }
 
@@ -86,49 +94,6 @@ pub fn summarize(checks: &[Check]) -> ChecksSummary {
         state: state.to_string(),
         total,
         passing,
-    }
-}
-
-/// What the merger needs to know about CI on a head commit.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CiVerdict {
-    Green,
-    /// Required checks still running (or expected and not reported yet).
-    Pending(Vec<String>),
-    /// Required checks failed: every one, with its name and URL.
-    Failed(Vec<Check>),
-}
-
-/// Only required checks decide. `required = None` means the requirement could
-/// not be read, so every check counts. A required check that has not reported
-/// at all is pending.
-pub fn ci_verdict(checks: &[Check], required: Option<&[String]>) -> CiVerdict {
-    let counts = |c: &Check| required.is_none_or(|r| r.iter().any(|n| n == &c.name));
-    let mut failed: Vec<Check> = vec![];
-    for c in checks.iter().filter(|c| counts(c) && c.status == CheckStatus::Failed) {
-        if !failed.iter().any(|f| f.name == c.name) {
-            failed.push(c.clone());
-        }
-    }
-    if !failed.is_empty() {
-        return CiVerdict::Failed(failed);
-    }
-    let mut pending: Vec<String> = checks
-        .iter()
-        .filter(|c| counts(c) && c.status == CheckStatus::Pending)
-        .map(|c| c.name.clone())
-        .collect();
-    if let Some(required) = required {
-        for name in required {
-            if !checks.iter().any(|c| &c.name == name) {
-                pending.push(name.clone());
-            }
-        }
-    }
-    if pending.is_empty() {
-        CiVerdict::Green
-    } else {
-        CiVerdict::Pending(pending)
     }
 }
 
@@ -216,44 +181,6 @@ mod tests {
             from_commit_status("c", "failure", ""),
         ]);
         assert_eq!(s.state, "failure");
-    }
-
-    #[test]
-    fn only_required_checks_decide() {
-        let checks = vec![
-            run("build", "completed", Some("success")),
-            run("lint", "completed", Some("failure")),
-        ];
-        assert_eq!(ci_verdict(&checks, Some(&["build".to_string()])), CiVerdict::Green);
-        assert_eq!(
-            ci_verdict(&checks, None),
-            CiVerdict::Failed(vec![run("lint", "completed", Some("failure"))]),
-            "without readable protection every check counts"
-        );
-        let two = vec![
-            run("build", "completed", Some("failure")),
-            run("lint", "completed", Some("timed_out")),
-            run("docs", "completed", Some("success")),
-        ];
-        let CiVerdict::Failed(all) = ci_verdict(&two, None) else {
-            panic!("failing")
-        };
-        assert_eq!(
-            all.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
-            ["build", "lint"],
-            "every failing check, not only the first"
-        );
-        let required = vec!["build".to_string(), "deploy-preview".to_string()];
-        assert_eq!(
-            ci_verdict(&checks, Some(&required)),
-            CiVerdict::Pending(vec!["deploy-preview".into()]),
-            "expected but not reported"
-        );
-        let statuses = vec![from_commit_status("ci/legacy", "pending", "")];
-        assert_eq!(
-            ci_verdict(&statuses, None),
-            CiVerdict::Pending(vec!["ci/legacy".into()])
-        );
     }
 
     #[test]

@@ -32,6 +32,7 @@ merger-enqueue-refused = GitHub hat den PR nicht in die Merge-Warteschlange aufg
 merger-enqueue-failed = Der PR konnte nicht in die Merge-Warteschlange aufgenommen werden: { $error }
 merger-check = { $name }
 merger-check-link = { $name } { $url }
+merger-check-only-app = { $name } (nur der Bericht der GitHub-App { $app } zählt)
 merger-mergeability = Mergebarkeit
 merger-awaiting-update = das Branch-Update
 merger-queue-position = die Merge-Warteschlange (Position { $position })

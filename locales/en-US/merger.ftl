@@ -32,6 +32,7 @@ merger-enqueue-refused = GitHub refused to add the PR to the merge queue: { $mes
 merger-enqueue-failed = could not add the PR to the merge queue: { $error }
 merger-check = { $name }
 merger-check-link = { $name } { $url }
+merger-check-only-app = { $name } (only GitHub App { $app }'s report counts)
 merger-mergeability = mergeability
 merger-awaiting-update = the branch update
 merger-queue-position = the merge queue (position { $position })

@@ -33,14 +33,17 @@ pub fn current_runs<'a>(runs: impl IntoIterator<Item = ListedRun<'a>>) -> Vec<Ch
         }
     }
     kept.iter()
-        .map(|r| from_check_run(r.name, r.status, r.conclusion, r.url))
+        .map(|r| Check {
+            app: (r.app > 0).then_some(r.app),
+            ..from_check_run(r.name, r.status, r.conclusion, r.url)
+        })
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::{CheckStatus, CiVerdict, ci_verdict};
+    use crate::checks::{CheckStatus, CiVerdict, Required, ci_verdict};
 
     fn listed(
         id: i64,
@@ -70,7 +73,10 @@ mod tests {
         for runs in [[failed, passed], [passed, failed]] {
             let current = current_runs(runs);
             assert_eq!(statuses(&current), [("build", CheckStatus::Passed)]);
-            assert_eq!(ci_verdict(&current, Some(&["build".to_string()])), CiVerdict::Green);
+            assert_eq!(
+                ci_verdict(&current, &Required::only(vec!["build".into()])),
+                CiVerdict::Green
+            );
         }
     }
 

@@ -10,7 +10,7 @@ mod said;
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::checks::{Check, CiVerdict};
+use crate::checks::{Awaited, Check, CiVerdict};
 
 pub use branch::{KeepBranch, branch_home, may_delete};
 pub use read_back::{MergeCall, ReadBack, read_back};
@@ -100,6 +100,15 @@ fn check(c: &Check) -> Said {
         Said::new("check").with("name", &c.name)
     } else {
         Said::new("check-link").with("name", &c.name).with("url", &c.url)
+    }
+}
+
+/// A required check still awaited; when another source reported its name,
+/// which app's report counts.
+fn awaited_said(a: &Awaited) -> Said {
+    match a.only_app {
+        Some(app) => Said::new("check-only-app").with("name", &a.name).with("app", app),
+        None => Said::new("check").with("name", &a.name),
     }
 }
 
@@ -239,7 +248,7 @@ pub fn decide(
         };
     }
     let pending: Vec<Said> = match ci {
-        CiVerdict::Pending(names) => names.iter().map(|n| Said::new("check").with("name", n)).collect(),
+        CiVerdict::Pending(awaited) => awaited.iter().map(awaited_said).collect(),
         _ if pr.mergeable_state == "unknown" || pr.mergeable_state.is_empty() => vec![Said::new("mergeability")],
         _ => vec![],
     };

@@ -3,6 +3,7 @@
 //! and rulesets, and what a PR still lacks, in words for a block reason.
 
 use super::said::Said;
+use crate::checks::{Required, Requirement};
 
 /// What GitHub says about a PR's reviews, its base branch's requirements and
 /// its merge-queue entry.
@@ -50,15 +51,18 @@ pub fn missing_reviews(f: &Facts) -> Option<Vec<Said>> {
 }
 
 /// The checks that decide: protection's plus rulesets'. Protection that
-/// could not be read (`None`) means every check counts, rulesets or not.
-pub fn required_checks(protection: Option<Vec<String>>, rulesets: &[String]) -> Option<Vec<String>> {
-    let mut all = protection?;
-    for name in rulesets {
-        if !all.contains(name) {
-            all.push(name.clone());
+/// could not be read (`None`) means every check counts — and the rulesets'
+/// requirements still hold, pins and all. One name may be required twice,
+/// once pinned to an app: both must be met.
+pub fn required_checks(protection: Option<Vec<Requirement>>, rulesets: &[Requirement]) -> Required {
+    let all_count = protection.is_none();
+    let mut checks = protection.unwrap_or_default();
+    for req in rulesets {
+        if !checks.contains(req) {
+            checks.push(req.clone());
         }
     }
-    Some(all)
+    Required { all_count, checks }
 }
 
 /// One active rule of a branch, as the rules endpoint reports it.
@@ -66,7 +70,7 @@ pub fn required_checks(protection: Option<Vec<String>>, rulesets: &[String]) -> 
 pub struct Rule {
     /// `required_status_checks`, `pull_request`, `merge_queue`, …
     pub kind: String,
-    pub required_checks: Vec<String>,
+    pub required_checks: Vec<Requirement>,
     pub required_approvals: u32,
     pub thread_resolution: bool,
 }
@@ -74,7 +78,7 @@ pub struct Rule {
 /// What a branch's rulesets require, all rules together.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BranchRules {
-    pub required_checks: Vec<String>,
+    pub required_checks: Vec<Requirement>,
     pub required_approvals: u32,
     pub thread_resolution: bool,
     pub merge_queue: bool,
@@ -182,19 +186,28 @@ mod tests {
 
     #[test]
     fn ruleset_checks_join_protections_unless_protection_is_unreadable() {
-        let r = vec!["lint".to_string(), "build".to_string()];
+        let pinned = Requirement::new("build", Some(15368));
+        let r = vec![Requirement::from("lint"), Requirement::from("build"), pinned.clone()];
         assert_eq!(
             required_checks(Some(vec!["build".into()]), &r),
-            Some(vec!["build".to_string(), "lint".to_string()])
+            Required::only(vec!["build".into(), "lint".into(), pinned]),
+            "a pinned duplicate of a name is a second requirement"
         );
-        assert_eq!(required_checks(None, &r), None, "every check counts");
+        assert_eq!(
+            required_checks(None, &r),
+            Required {
+                all_count: true,
+                checks: r.clone()
+            },
+            "every check counts, and the rulesets' still hold"
+        );
     }
 
     #[test]
     fn rules_fold_to_the_strictest_requirement() {
         let rule = |kind: &str, checks: &[&str], approvals: u32, threads: bool| Rule {
             kind: kind.into(),
-            required_checks: checks.iter().map(|s| s.to_string()).collect(),
+            required_checks: checks.iter().map(|s| Requirement::from(*s)).collect(),
             required_approvals: approvals,
             thread_resolution: threads,
         };

@@ -109,6 +109,7 @@ impl Said {
             // What it waits for, and each missing requirement.
             "check" => a("name"),
             "check-link" => format!("{} {}", a("name"), a("url")),
+            "check-only-app" => format!("{} (only GitHub App {}'s report counts)", a("name"), a("app")),
             "mergeability" => "mergeability".into(),
             "awaiting-update" => "the branch update".into(),
             "queue-position" => format!("the merge queue (position {})", a("position")),
@@ -233,6 +234,7 @@ pub fn examples() -> Vec<Said> {
         Said::new("check-link")
             .with("name", "build")
             .with("url", "https://ci/1"),
+        Said::new("check-only-app").with("name", "build").with("app", 15368),
         Said::new("queue-position").with("position", 2),
         Said::new("reviews").list("missing", vec![Said::new("changes-requested")]),
         approvals,

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Duration, Utc};
 
 use super::*;
-use crate::checks::{CiVerdict, from_check_run};
+use crate::checks::{Awaited, CiVerdict, from_check_run};
 
 // The decisions below are read in English, byte for byte as the spec and
 // the API have them; the sentences' ids are checked at the end.
@@ -184,6 +184,20 @@ fn pending_waits_until_the_timeout_then_blocks() {
             start + Duration::minutes(10)
         ),
         Step::Block("checks still pending after 10 min: build".into())
+    );
+}
+
+#[test]
+fn a_pinned_check_reported_only_by_another_source_says_whose_report_counts() {
+    let start = t("2026-03-08T12:00:00Z");
+    let pending = CiVerdict::Pending(vec![Awaited {
+        name: "build".into(),
+        only_app: Some(15368),
+    }]);
+    let job = waiting(&JobState::default(), "h1", start);
+    assert_eq!(
+        decide(&pr("open", "clean"), &pending, &Facts::default(), &job, &POLICY, start),
+        Step::Wait(vec!["build (only GitHub App 15368's report counts)".into()])
     );
 }
 

@@ -58,7 +58,7 @@ impl From<kandev_core::github_path::BadName> for GithubError {
     }
 }
 
-use kandev_core::checks::{Check, from_commit_status};
+use kandev_core::checks::{Check, Requirement, from_commit_status};
 use kandev_core::github_path::{PER_PAGE, git_ref as ref_path, graphql_url, next_page, query_value, repo as repo_path};
 
 impl GithubError {
@@ -613,7 +613,12 @@ impl GithubClient {
 
     /// The required checks of a branch; `None` when they cannot be read
     /// (403/404: no protection, or no permission to see it).
-    pub async fn required_checks(&self, owner: &str, repo: &str, branch: &str) -> GithubResult<Option<Vec<String>>> {
+    pub async fn required_checks(
+        &self,
+        owner: &str,
+        repo: &str,
+        branch: &str,
+    ) -> GithubResult<Option<Vec<Requirement>>> {
         match self
             .get::<RequiredStatusChecks>(
                 &format!(
@@ -625,7 +630,7 @@ impl GithubClient {
             )
             .await
         {
-            Ok(r) => Ok(Some(r.names())),
+            Ok(r) => Ok(Some(r.requirements())),
             Err(GithubError::NotFound | GithubError::Forbidden(_)) => Ok(None),
             Err(e) => Err(e),
         }

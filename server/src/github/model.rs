@@ -1,7 +1,7 @@
 //! GitHub's REST shapes, the fields Kandev reads. Unknown fields are ignored
 //! and absent ones default, as GitHub adds fields over time.
 
-use kandev_core::checks::{Check, ListedRun, current_runs};
+use kandev_core::checks::{Check, ListedRun, Requirement, current_runs};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// A field GitHub documents as nullable (a deleted account's `user`, a check
@@ -196,6 +196,18 @@ pub struct CombinedStatus {
 pub struct RequiredCheck {
     #[serde(default, deserialize_with = "nullable")]
     pub context: String,
+    /// Classic protection's pin to one GitHub App (null or -1: any source).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_id: Option<i64>,
+    /// A ruleset's pin to one GitHub App (absent: any source).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integration_id: Option<i64>,
+}
+
+impl RequiredCheck {
+    pub fn requirement(&self) -> Requirement {
+        Requirement::new(&self.context, self.app_id.or(self.integration_id))
+    }
 }
 
 /// `GET /repos/{owner}/{repo}/branches/{branch}/protection/required_status_checks`
@@ -210,15 +222,21 @@ pub struct RequiredStatusChecks {
 }
 
 impl RequiredStatusChecks {
-    /// The required check names, from either field.
-    pub fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.contexts.clone();
-        for c in &self.checks {
-            if !names.contains(&c.context) {
-                names.push(c.context.clone());
+    /// The required checks: `checks` with their app pins, then any name only
+    /// the older `contexts` field lists (GitHub lists each in both).
+    pub fn requirements(&self) -> Vec<Requirement> {
+        let mut all: Vec<Requirement> = vec![];
+        for c in self.checks.iter().map(RequiredCheck::requirement) {
+            if !all.contains(&c) {
+                all.push(c);
             }
         }
-        names
+        for name in &self.contexts {
+            if !self.checks.iter().any(|c| &c.context == name) && !all.iter().any(|r| &r.name == name) {
+                all.push(Requirement::from(name.as_str()));
+            }
+        }
+        all
     }
 }
 
@@ -330,7 +348,7 @@ impl Rule {
                 .parameters
                 .required_status_checks
                 .iter()
-                .map(|c| c.context.clone())
+                .map(RequiredCheck::requirement)
                 .collect(),
             required_approvals: self.parameters.required_approving_review_count,
             thread_resolution: self.parameters.required_review_thread_resolution,

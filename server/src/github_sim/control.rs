@@ -9,6 +9,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::check_apps::{CheckReport, SimRequired};
 use super::{AutoCi, Faults, NewPr, PrPatch, RepoFault, SimResult, SimRuleset, Simulator, Timing};
 
 fn reply<T: serde::Serialize>(r: SimResult<T>) -> Response {
@@ -32,17 +33,6 @@ struct Login {
 }
 
 #[derive(Deserialize)]
-struct CheckBody {
-    name: String,
-    status: String,
-    #[serde(default)]
-    conclusion: Option<String>,
-    /// A new run beside the older one of this name, not a replacement.
-    #[serde(default)]
-    rerun: bool,
-}
-
-#[derive(Deserialize)]
 struct StatusBody {
     context: String,
     state: String,
@@ -56,7 +46,7 @@ struct ReviewBody {
 
 #[derive(Deserialize)]
 struct Required {
-    required_checks: Option<Vec<String>>,
+    required_checks: Option<Vec<SimRequired>>,
 }
 
 #[derive(Deserialize)]
@@ -159,14 +149,8 @@ pub fn router(sim: Simulator) -> Router {
             post(
                 |State(s): State<Simulator>,
                  Path((o, r, sha)): Path<(String, String, String)>,
-                 Json(b): Json<CheckBody>| async move {
-                    let conclusion = b.conclusion.as_deref();
-                    let id = if b.rerun {
-                        s.rerun_check_run(&o, &r, &sha, &b.name, &b.status, conclusion)
-                    } else {
-                        s.set_check_run(&o, &r, &sha, &b.name, &b.status, conclusion)
-                    };
-                    reply(id.map(|id| json!({"id": id})))
+                 Json(b): Json<CheckReport>| async move {
+                    reply(s.report_check_run(&o, &r, &sha, &b).map(|id| json!({"id": id})))
                 },
             ),
         )
@@ -184,7 +168,7 @@ pub fn router(sim: Simulator) -> Router {
             "/_sim/repos/{owner}/{repo}/protection",
             put(
                 |State(s): State<Simulator>, Path((o, r)): Path<(String, String)>, Json(b): Json<Required>| async move {
-                    reply(s.set_required_checks(&o, &r, b.required_checks))
+                    reply(s.protect_with_checks(&o, &r, b.required_checks))
                 },
             ),
         )

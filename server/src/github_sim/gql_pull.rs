@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use super::rules::Verdict;
-use super::shapes::{ACTIONS_APP_ID, ts};
+use super::shapes::{app_slug, ts};
 use super::state::{SimPr, SimRepo};
 
 pub fn connection(kind: &str, nodes: Vec<Value>) -> Value {
@@ -57,15 +57,15 @@ fn commit(repo: &SimRepo, sha: &str) -> Value {
     let status_states: Vec<String> = statuses.iter().map(|s| upper(&s.state)).collect();
     // GitHub's rollup state, like its merge box, judges each check's newest run.
     let latest = repo.latest_checks(sha);
-    let failed = latest.iter().any(|(_, v)| *v == Verdict::Failure);
-    let pending = latest.iter().any(|(_, v)| *v == Verdict::Pending);
+    let failed = latest.iter().any(|c| c.verdict == Verdict::Failure);
+    let pending = latest.iter().any(|c| c.verdict == Verdict::Pending);
     let mut nodes: Vec<Value> = runs
         .iter()
         .map(|r| {
             json!({"__typename": "CheckRun", "databaseId": r.id, "name": r.name, "status": upper(&r.status),
                    "conclusion": r.conclusion.as_deref().map(upper), "detailsUrl": r.html_url,
                    "checkSuite": {"__typename": "CheckSuite", "app": {"__typename": "App",
-                                  "databaseId": ACTIONS_APP_ID, "slug": "github-actions"}}})
+                                  "databaseId": r.app, "slug": app_slug(r.app)}}})
         })
         .collect();
     nodes.extend(statuses.iter().map(|s| {
@@ -97,7 +97,12 @@ fn base_ref(repo: &SimRepo, pr: &SimPr) -> Value {
     let protection = (repo.required_approvals > 0 || repo.required_checks.is_some()).then(|| {
         json!({"__typename": "BranchProtectionRule", "requiresApprovingReviews": repo.required_approvals > 0,
                "requiredApprovingReviewCount": repo.required_approvals,
-               "requiredStatusCheckContexts": repo.required_checks.clone().unwrap_or_default()})
+               "requiredStatusCheckContexts": repo.required_checks.iter().flatten().map(|c| &c.context).collect::<Vec<_>>(),
+               "requiredStatusChecks": repo.required_checks.iter().flatten()
+                   .map(|c| json!({"__typename": "RequiredStatusCheckDescription", "context": c.context,
+                                   "app": c.app_id.map(|id| json!({"__typename": "App", "databaseId": id,
+                                                                   "slug": app_slug(id)}))}))
+                   .collect::<Vec<_>>()})
     });
     let mut rules = vec![];
     if pr.base_ref.eq_ignore_ascii_case(&repo.default_branch) {
@@ -107,7 +112,14 @@ fn base_ref(repo: &SimRepo, pr: &SimPr) -> Value {
                                "requiredApprovingReviewCount": r.required_approvals,
                                "requiredReviewThreadResolution": r.thread_resolution}}));
             if !r.required_checks.is_empty() {
-                let checks: Vec<Value> = r.required_checks.iter().map(|c| json!({"context": c})).collect();
+                let checks: Vec<Value> = r
+                    .required_checks
+                    .iter()
+                    .map(|c| {
+                        json!({"__typename": "StatusCheckConfiguration", "context": c.context,
+                                    "integrationId": c.app_id})
+                    })
+                    .collect();
                 rules.push(json!({"__typename": "RepositoryRule", "type": "REQUIRED_STATUS_CHECKS",
                     "parameters": {"__typename": "RequiredStatusChecksParameters", "requiredStatusChecks": checks}}));
             }

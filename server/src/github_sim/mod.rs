@@ -7,6 +7,7 @@
 //! control interface to script the world, and signed webhook deliveries.
 
 mod api;
+pub mod check_apps;
 mod control;
 mod gql_parse;
 mod gql_pull;
@@ -27,6 +28,7 @@ use axum::Router;
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 
+use check_apps::{CheckReport, SimRequired};
 pub use state::{AutoCi, Counters, Faults, RepoFault, SimPr, SimRuleset, Timing};
 use state::{SimRepo, SimReview, SimState, SimStatus, SimThread, key};
 
@@ -282,7 +284,7 @@ impl Simulator {
         Ok(())
     }
 
-    /// Adds (or replaces, by name) a check run on a commit.
+    /// Adds (or replaces, by name) GitHub Actions' check run on a commit.
     pub fn set_check_run(
         &self,
         owner: &str,
@@ -292,39 +294,20 @@ impl Simulator {
         status: &str,
         conclusion: Option<&str>,
     ) -> SimResult<i64> {
-        self.report_check_run(owner, name, sha, (check, status, conclusion), false)
+        self.report_check_run(owner, name, sha, &CheckReport::new(check, status, conclusion))
     }
 
-    /// Runs a check again as a new workflow run: the new run is listed beside
-    /// the superseded one, as GitHub lists both.
-    pub fn rerun_check_run(
-        &self,
-        owner: &str,
-        name: &str,
-        sha: &str,
-        check: &str,
-        status: &str,
-        conclusion: Option<&str>,
-    ) -> SimResult<i64> {
-        self.report_check_run(owner, name, sha, (check, status, conclusion), true)
-    }
-
-    fn report_check_run(
-        &self,
-        owner: &str,
-        name: &str,
-        sha: &str,
-        (check, status, conclusion): (&str, &str, Option<&str>),
-        rerun: bool,
-    ) -> SimResult<i64> {
+    /// An app reports a check run. A re-run is listed beside the superseded
+    /// run, as GitHub lists both; otherwise it replaces that app's run.
+    pub fn report_check_run(&self, owner: &str, name: &str, sha: &str, report: &CheckReport) -> SimResult<i64> {
         let (id, payload) = {
             let mut s = self.lock();
             let id = s.next_id();
             let repo = s.repo_mut(owner, name).ok_or_else(|| missing("repository"))?;
-            if rerun {
-                repo.add_check_run(sha, id, check, status, conclusion, None);
+            if report.rerun {
+                repo.add_check_run(sha, id, report, None);
             } else {
-                repo.put_check_run(sha, id, check, status, conclusion);
+                repo.put_check_run(sha, id, report);
             }
             let branch = repo
                 .prs
@@ -334,7 +317,7 @@ impl Simulator {
                 .unwrap_or_default();
             (
                 id,
-                (status == "completed")
+                (report.status == "completed")
                     .then(|| webhooks::check_run(&s, owner, name, sha, &branch, id))
                     .flatten(),
             )
@@ -361,7 +344,14 @@ impl Simulator {
         Ok(())
     }
 
+    /// Classic protection's required checks, by name: any source counts.
     pub fn set_required_checks(&self, owner: &str, name: &str, required: Option<Vec<String>>) -> SimResult<()> {
+        let required = required.map(|names| names.iter().map(|n| SimRequired::from(n.as_str())).collect());
+        self.protect_with_checks(owner, name, required)
+    }
+
+    /// Classic protection's required checks, each optionally pinned to an app.
+    pub fn protect_with_checks(&self, owner: &str, name: &str, required: Option<Vec<SimRequired>>) -> SimResult<()> {
         let mut s = self.lock();
         s.repo_mut(owner, name)
             .ok_or_else(|| missing("repository"))?

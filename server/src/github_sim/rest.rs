@@ -160,10 +160,14 @@ async fn required_checks(State(sim): State<Simulator>, Path((o, r, branch)): Ref
     api(&sim, &h, Op::repo("protection", &o, &r), |s| match s.repo(&o, &r) {
         Some(repo) => match &repo.required_checks {
             Some(list) => {
-                let checks: Vec<Value> = list.iter().map(|c| json!({"context": c, "app_id": null})).collect();
+                let checks: Vec<Value> = list
+                    .iter()
+                    .map(|c| json!({"context": c.context, "app_id": c.app_id}))
+                    .collect();
+                let contexts: Vec<&String> = list.iter().map(|c| &c.context).collect();
                 let url = format!("{API}/repos/{o}/{r}/branches/{branch}/protection/required_status_checks");
                 Answer::ok(json!({"url": url.clone(), "contexts_url": format!("{url}/contexts"),
-                                  "strict": true, "contexts": list, "checks": checks}))
+                                  "strict": true, "contexts": contexts, "checks": checks}))
             }
             None => message(StatusCode::NOT_FOUND, "Branch not protected"),
         },
@@ -206,7 +210,14 @@ async fn branch_rules(
                            "ruleset_source": format!("{}/{}", repo.owner, repo.name), "ruleset_id": rs.id})
                 };
                 if !rs.required_checks.is_empty() {
-                    let checks: Vec<Value> = rs.required_checks.iter().map(|c| json!({"context": c})).collect();
+                    let checks: Vec<Value> = rs
+                        .required_checks
+                        .iter()
+                        .map(|c| match c.app_id {
+                            Some(id) => json!({"context": c.context, "integration_id": id}),
+                            None => json!({"context": c.context}),
+                        })
+                        .collect();
                     rules.push(info(
                         "required_status_checks",
                         json!({"required_status_checks": checks, "strict_required_status_checks_policy": false}),

@@ -3,6 +3,7 @@
 
 use chrono::Utc;
 
+use super::check_apps::SimRequired;
 use super::state::{SimPr, SimRepo};
 
 /// A check's verdict as GitHub's rollup sees it.
@@ -13,13 +14,44 @@ pub enum Verdict {
     Failure,
 }
 
+/// The newest report of one check: a check run (by app and name) or a
+/// commit status (by context, with no app).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reported {
+    pub name: String,
+    pub app: Option<i64>,
+    pub verdict: Verdict,
+}
+
+/// How a requirement stands: the worst report it accepts, or `None` when
+/// no source it accepts has reported.
+pub fn requirement_verdict(reported: &[Reported], req: &SimRequired) -> Option<Verdict> {
+    let rank = |v: Verdict| match v {
+        Verdict::Success => 0,
+        Verdict::Pending => 1,
+        Verdict::Failure => 2,
+    };
+    reported
+        .iter()
+        .filter(|c| req.accepts(&c.name, c.app))
+        .map(|c| c.verdict)
+        .max_by_key(|v| rank(*v))
+}
+
 impl SimRepo {
-    /// The checks of a commit, latest per name.
-    pub fn latest_checks(&self, sha: &str) -> Vec<(String, Verdict)> {
-        let mut out: Vec<(String, Verdict)> = vec![];
-        let mut push = |name: &str, verdict: Verdict| match out.iter_mut().find(|(n, _)| n == name) {
-            Some(e) => e.1 = verdict,
-            None => out.push((name.to_string(), verdict)),
+    /// The checks of a commit, newest report of each.
+    pub fn latest_checks(&self, sha: &str) -> Vec<Reported> {
+        let mut out: Vec<Reported> = vec![];
+        let mut push = |name: &str, app: Option<i64>, verdict: Verdict| match out
+            .iter_mut()
+            .find(|c| c.name == name && c.app == app)
+        {
+            Some(e) => e.verdict = verdict,
+            None => out.push(Reported {
+                name: name.to_string(),
+                app,
+                verdict,
+            }),
         };
         for run in self.check_runs.get(sha).into_iter().flatten() {
             let verdict = if run.status != "completed" {
@@ -30,7 +62,7 @@ impl SimRepo {
                     _ => Verdict::Failure,
                 }
             };
-            push(&run.name, verdict);
+            push(&run.name, Some(run.app), verdict);
         }
         for s in self.statuses.get(sha).into_iter().flatten() {
             let verdict = match s.state.as_str() {
@@ -38,7 +70,7 @@ impl SimRepo {
                 "pending" => Verdict::Pending,
                 _ => Verdict::Failure,
             };
-            push(&s.context, verdict);
+            push(&s.context, None, verdict);
         }
         out
     }
@@ -49,25 +81,25 @@ impl SimRepo {
 
     /// Required checks from rulesets on `base` (protection's are separate:
     /// GitHub answers them from a different endpoint).
-    pub fn ruleset_checks(&self, base: &str) -> Vec<String> {
+    pub fn ruleset_checks(&self, base: &str) -> Vec<SimRequired> {
         if !self.applies(base) {
             return vec![];
         }
-        let mut out: Vec<String> = vec![];
-        for name in self.rulesets.iter().flat_map(|r| r.required_checks.iter()) {
-            if !out.contains(name) {
-                out.push(name.clone());
+        let mut out: Vec<SimRequired> = vec![];
+        for req in self.rulesets.iter().flat_map(|r| r.required_checks.iter()) {
+            if !out.contains(req) {
+                out.push(req.clone());
             }
         }
         out
     }
 
     /// Every required check on `base`, from protection and rulesets.
-    pub fn all_required_checks(&self, base: &str) -> Vec<String> {
+    pub fn all_required_checks(&self, base: &str) -> Vec<SimRequired> {
         let mut out = self.required_checks.clone().unwrap_or_default();
-        for name in self.ruleset_checks(base) {
-            if !out.contains(&name) {
-                out.push(name);
+        for req in self.ruleset_checks(base) {
+            if !out.contains(&req) {
+                out.push(req);
             }
         }
         out
@@ -95,10 +127,13 @@ impl SimRepo {
         let checks = self.latest_checks(sha);
         self.all_required_checks(base)
             .into_iter()
-            .find_map(|name| match checks.iter().find(|(n, _)| *n == name) {
-                Some((_, Verdict::Success)) => None,
-                Some(_) => Some(format!("Required status check \"{name}\" is failing or pending.")),
-                None => Some(format!("Required status check \"{name}\" is expected.")),
+            .find_map(|req| match requirement_verdict(&checks, &req) {
+                Some(Verdict::Success) => None,
+                Some(_) => Some(format!(
+                    "Required status check \"{}\" is failing or pending.",
+                    req.context
+                )),
+                None => Some(format!("Required status check \"{}\" is expected.", req.context)),
             })
     }
 
@@ -157,7 +192,7 @@ impl SimRepo {
         if self
             .latest_checks(&pr.head_sha)
             .iter()
-            .any(|(_, v)| *v != Verdict::Success)
+            .any(|c| c.verdict != Verdict::Success)
         {
             return "unstable";
         }

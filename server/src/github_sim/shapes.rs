@@ -219,7 +219,7 @@ impl SimRepo {
                "started_at": ts(c.started_at), "completed_at": ts(c.completed_at),
                "output": {"title": null, "summary": null, "text": null, "annotations_count": 0,
                           "annotations_url": format!("{url}/annotations")},
-               "check_suite": {"id": c.id / 2 + 1}, "app": app(), "pull_requests": []})
+               "check_suite": {"id": c.id / 2 + 1}, "app": app(c.app), "pull_requests": []})
     }
 
     pub fn status_json(&self, s: &SimStatus) -> Value {
@@ -254,16 +254,34 @@ fn merge(into: &mut Value, more: Value) {
     }
 }
 
-/// The GitHub App that reports check runs.
-/// GitHub Actions' app id: every simulated check run is reported by it.
+/// GitHub Actions' app id: simulated check runs are reported by it unless a
+/// test names another app.
 pub const ACTIONS_APP_ID: i64 = 15368;
 
-fn app() -> Value {
-    json!({"id": ACTIONS_APP_ID, "slug": "github-actions", "node_id": "MDM6QXBwMTUzNjg", "name": "GitHub Actions",
+/// An app's slug: GitHub Actions', or a made-up one for any other app.
+pub fn app_slug(id: i64) -> String {
+    if id == ACTIONS_APP_ID {
+        "github-actions".into()
+    } else {
+        format!("ci-app-{id}")
+    }
+}
+
+/// The GitHub App that reported a check run.
+fn app(id: i64) -> Value {
+    if id == ACTIONS_APP_ID {
+        return json!({"id": id, "slug": "github-actions", "node_id": "MDM6QXBwMTUzNjg", "name": "GitHub Actions",
            "owner": user("github"), "description": "Automate your workflow", "external_url": "https://help.github.com/en/actions",
            "html_url": "https://github.com/apps/github-actions", "created_at": "2018-07-30T09:30:17Z",
            "updated_at": "2024-04-10T20:33:16Z", "permissions": {"checks": "write", "metadata": "read"},
-           "events": ["check_run", "check_suite"]})
+           "events": ["check_run", "check_suite"]});
+    }
+    let slug = app_slug(id);
+    json!({"id": id, "slug": slug, "node_id": format!("A_kwDOsim{id}"), "name": format!("CI app {id}"),
+           "owner": user("ci-vendor"), "description": "A third-party CI", "external_url": "https://ci.example",
+           "html_url": format!("https://github.com/apps/{slug}"), "created_at": "2021-01-04T10:00:00Z",
+           "updated_at": "2024-01-04T10:00:00Z", "permissions": {"checks": "write", "metadata": "read"},
+           "events": ["check_run"]})
 }
 
 /// `organization-simple`

@@ -7,9 +7,14 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::check_apps::{CheckReport, SimRequired};
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SimCheckRun {
     pub id: i64,
+    /// The GitHub App that reported it.
+    #[serde(default = "super::check_apps::actions")]
+    pub app: i64,
     pub name: String,
     pub status: String,
     pub conclusion: Option<String>,
@@ -125,7 +130,7 @@ pub struct SimRuleset {
     pub id: i64,
     pub name: String,
     #[serde(default)]
-    pub required_checks: Vec<String>,
+    pub required_checks: Vec<SimRequired>,
     #[serde(default)]
     pub required_approvals: u32,
     #[serde(default)]
@@ -142,7 +147,7 @@ pub struct SimRepo {
     pub private: bool,
     pub default_branch: String,
     /// Classic branch protection: required status checks.
-    pub required_checks: Option<Vec<String>>,
+    pub required_checks: Option<Vec<SimRequired>>,
     /// Classic branch protection: required approving reviews.
     pub required_approvals: u32,
     pub rulesets: Vec<SimRuleset>,
@@ -155,37 +160,32 @@ pub struct SimRepo {
 }
 
 impl SimRepo {
-    /// Adds (or replaces, by name) a check run on a commit: the run reports
-    /// again, or a re-run inside its suite, which GitHub's lists hide.
-    pub fn put_check_run(&mut self, sha: &str, id: i64, name: &str, status: &str, conclusion: Option<&str>) {
+    /// Adds (or replaces, by app and name) a check run on a commit: the run
+    /// reports again, or a re-run inside its suite, which GitHub's lists hide.
+    pub fn put_check_run(&mut self, sha: &str, id: i64, report: &CheckReport) {
         let runs = self.check_runs.entry(sha.to_string()).or_default();
-        let started = runs.iter().find(|r| r.name == name).and_then(|r| r.started_at);
-        runs.retain(|r| r.name != name);
-        self.add_check_run(sha, id, name, status, conclusion, started);
+        let same = |r: &SimCheckRun| r.name == report.name && r.app == report.app_id;
+        let started = runs.iter().find(|r| same(r)).and_then(|r| r.started_at);
+        runs.retain(|r| !same(r));
+        self.add_check_run(sha, id, report, started);
     }
 
-    /// Adds a check run beside any older one of that name: a new workflow run
-    /// on the same commit (a re-run after an edit or a label, a manual
+    /// Adds a check run beside any older one of that check: a new workflow
+    /// run on the same commit (a re-run after an edit or a label, a manual
     /// dispatch). GitHub lists the superseded run too, in REST and GraphQL.
-    pub fn add_check_run(
-        &mut self,
-        sha: &str,
-        id: i64,
-        name: &str,
-        status: &str,
-        conclusion: Option<&str>,
-        started: Option<DateTime<Utc>>,
-    ) {
+    pub fn add_check_run(&mut self, sha: &str, id: i64, report: &CheckReport, started: Option<DateTime<Utc>>) {
         let now = Utc::now();
         let html_url = format!("https://github.com/{}/{}/runs/{id}", self.owner, self.name);
+        let completed = report.status == "completed";
         self.check_runs.entry(sha.to_string()).or_default().push(SimCheckRun {
             id,
-            name: name.to_string(),
-            status: status.to_string(),
-            conclusion: conclusion.map(str::to_string),
+            app: report.app_id,
+            name: report.name.clone(),
+            status: report.status.clone(),
+            conclusion: report.conclusion.clone(),
             html_url,
             started_at: Some(started.unwrap_or(now)),
-            completed_at: (status == "completed").then_some(now),
+            completed_at: completed.then_some(now),
         });
     }
 }

@@ -8,7 +8,8 @@ use chrono::Utc;
 use serde_json::Value;
 
 use super::Simulator;
-use super::rules::Verdict;
+use super::check_apps::CheckReport;
+use super::rules::{Verdict, requirement_verdict};
 use super::state::SimState;
 use super::webhooks;
 
@@ -68,7 +69,7 @@ fn run_ci(s: &mut SimState, out: &mut Deliveries) {
         for check in &ci.checks {
             let id = s.next_id();
             if let Some(repo) = s.repo_mut(&o, &r) {
-                repo.put_check_run(&sha, id, check, "completed", Some(&ci.conclusion));
+                repo.put_check_run(&sha, id, &CheckReport::new(check, "completed", Some(&ci.conclusion)));
             }
             let branch = s
                 .repo(&o, &r)
@@ -122,14 +123,15 @@ fn run_queues(s: &mut SimState, out: &mut Deliveries) {
         let Some(pr) = repo.prs.get(&n) else { continue };
         let checks = repo.latest_checks(&group);
         let required = repo.all_required_checks(&pr.base_ref);
-        let failed: Vec<&String> = required
+        let failed: Vec<&str> = required
             .iter()
-            .filter(|name| checks.iter().any(|(c, v)| c == *name && *v == Verdict::Failure))
+            .filter(|req| requirement_verdict(&checks, req) == Some(Verdict::Failure))
+            .map(|req| req.context.as_str())
             .collect();
         if !failed.is_empty() {
             let reason = format!(
                 "Required status checks failed on the merge group: {}",
-                failed.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                failed.join(", ")
             );
             if let Some(pr) = s.pr_mut(&o, &r, n) {
                 pr.queue = None;
@@ -139,7 +141,7 @@ fn run_queues(s: &mut SimState, out: &mut Deliveries) {
         }
         let green = required
             .iter()
-            .all(|name| checks.iter().any(|(c, v)| c == name && *v == Verdict::Success));
+            .all(|req| requirement_verdict(&checks, req) == Some(Verdict::Success));
         if green {
             let sha = s.new_sha();
             s.close_merged(&o, &r, n, sha, "squash");

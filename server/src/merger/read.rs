@@ -84,7 +84,7 @@ impl Merger {
             .await
             .map_err(failed("reading-checks", &the_pr))?;
         let required = required_checks(protection, &rules.required_checks);
-        let verdict = ci_verdict(&checks, required.as_deref());
+        let verdict = ci_verdict(&checks, &required);
         let mut facts = Facts {
             required_approvals: rules.required_approvals,
             threads_must_resolve: rules.thread_resolution,

@@ -5,6 +5,7 @@
 
 use kandev_core::task_pr::TaskPr;
 use kandev_server::github_sim::Faults;
+use kandev_server::github_sim::check_apps::CheckReport;
 use serde_json::json;
 
 use crate::github_support::{Sim, approve_with_pr, fast, last_of, simulator, wait_status, waiting_for_checks};
@@ -16,7 +17,12 @@ fn fail_then_pass(gh: &Sim, sha: &str) {
         .set_check_run("acme", "api", sha, "build", "completed", Some("failure"))
         .unwrap();
     gh.sim
-        .rerun_check_run("acme", "api", sha, "build", "completed", Some("success"))
+        .report_check_run(
+            "acme",
+            "api",
+            sha,
+            &CheckReport::new("build", "completed", Some("success")).rerun(),
+        )
         .unwrap();
 }
 
@@ -94,7 +100,12 @@ async fn a_rerun_still_running_is_waited_for_not_blocked_on_the_failure_it_repla
         .set_check_run("acme", "api", &sha, "build", "completed", Some("failure"))
         .unwrap();
     gh.sim
-        .rerun_check_run("acme", "api", &sha, "build", "in_progress", None)
+        .report_check_run(
+            "acme",
+            "api",
+            &sha,
+            &CheckReport::new("build", "in_progress", None).rerun(),
+        )
         .unwrap();
     let app = fast(&gh, Db::Sqlite).start().await;
     let t = approve_with_pr(&app, n, "").await;
@@ -103,7 +114,12 @@ async fn a_rerun_still_running_is_waited_for_not_blocked_on_the_failure_it_repla
     assert!(last_of(&events, "blocked").is_null(), "waiting, not blocked: {events}");
     assert_ne!(app.task_json(&t).await["status"], "blocked");
     gh.sim
-        .rerun_check_run("acme", "api", &sha, "build", "completed", Some("success"))
+        .report_check_run(
+            "acme",
+            "api",
+            &sha,
+            &CheckReport::new("build", "completed", Some("success")).rerun(),
+        )
         .unwrap();
     wait_status(&app, &t, "done").await;
     assert_eq!(gh.sim.counters().merges, 1);

@@ -38,6 +38,7 @@ mod merged_scoping;
 mod merger_api;
 mod notifications;
 mod overload;
+mod pinned_checks;
 mod repository_choice;
 mod retention;
 mod run_starts;

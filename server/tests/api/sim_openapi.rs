@@ -6,6 +6,8 @@
 use std::path::PathBuf;
 
 use jsonschema::Draft;
+use kandev_server::github_sim::check_apps::{CheckReport, SimRequired};
+use kandev_server::github_sim::shapes::ACTIONS_APP_ID;
 use kandev_server::github_sim::{Faults, NewPr, PrPatch, SimRuleset};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -131,15 +133,20 @@ async fn every_simulator_answer_validates_against_githubs_openapi_description() 
     let description = Description::load();
     let gh = simulator().await;
     let s = &gh.sim;
-    s.set_required_checks("acme", "api", Some(vec!["build".into()]))
-        .unwrap();
+    // One requirement pinned to GitHub Actions, one from any source.
+    s.protect_with_checks(
+        "acme",
+        "api",
+        Some(vec![SimRequired::pinned("build", ACTIONS_APP_ID), "docs".into()]),
+    )
+    .unwrap();
     s.set_required_approvals("acme", "api", 1).unwrap();
     s.add_ruleset(
         "acme",
         "api",
         SimRuleset {
             name: "main".into(),
-            required_checks: vec!["lint".into()],
+            required_checks: vec!["lint".into(), SimRequired::pinned("build", ACTIONS_APP_ID)],
             required_approvals: 1,
             thread_resolution: true,
             merge_queue: true,
@@ -182,6 +189,14 @@ async fn every_simulator_answer_validates_against_githubs_openapi_description() 
     s.set_check_run("acme", "api", &sha, "lint", "in_progress", None)
         .unwrap();
     s.set_status("acme", "api", &sha, "ci/legacy", "pending").unwrap();
+    // A third-party CI app reports a same-named check.
+    s.report_check_run(
+        "acme",
+        "api",
+        &sha,
+        &CheckReport::new("build", "completed", Some("failure")).from_app(4242),
+    )
+    .unwrap();
 
     let pull = "/repos/{owner}/{repo}/pulls/{pull_number}";
     // The validator is live: last release's shape (no node_id, a bare user,
