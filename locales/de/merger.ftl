@@ -58,6 +58,7 @@ merger-reading-update = Update des Branches
 merger-waiting = warte auf { $pending } bei { $sha }
 merger-updating-branch = bringe { $head } auf den Stand von { $base }
 merger-head-moved = der Head hat sich bewegt; prüfe erneut
+merger-base-moved = der Basis-Branch hat sich beim Merge bewegt; prüfe erneut
 merger-merging = { $method }-Merge von { $sha }
 merger-enqueuing = füge { $sha } der Merge-Warteschlange hinzu
 merger-queued = in der Merge-Warteschlange auf Position { $position }

@@ -58,6 +58,7 @@ merger-reading-update = an update of the branch
 merger-waiting = waiting for { $pending } on { $sha }
 merger-updating-branch = bringing { $head } up to date with { $base }
 merger-head-moved = the head moved; checking again
+merger-base-moved = the base branch moved during the merge; checking again
 merger-merging = { $method } merge of { $sha }
 merger-enqueuing = adding { $sha } to the merge queue
 merger-queued = in the merge queue at position { $position }

@@ -4,6 +4,7 @@
 
 mod branch;
 mod read_back;
+mod refusal;
 mod requirements;
 mod retry;
 mod said;
@@ -14,6 +15,7 @@ use crate::checks::{Awaited, Check, CiVerdict};
 
 pub use branch::{KeepBranch, branch_home, may_delete};
 pub use read_back::{MergeCall, ReadBack, read_back};
+pub use refusal::{BASE_MOVED_RETRIES, Refusal, after_refusal};
 pub use requirements::{BranchRules, Facts, Rule, branch_rules, missing_reviews, required_checks, unresolved_threads};
 pub use retry::{kept_failing, retry_delay};
 pub use said::{Arg, Said, examples as said_examples, joiner};

@@ -141,6 +141,7 @@ impl Said {
             "waiting" => format!("waiting for {} on {}", a("pending"), a("sha")),
             "updating-branch" => format!("bringing {} up to date with {}", a("head"), a("base")),
             "head-moved" => "the head moved; checking again".into(),
+            "base-moved" => "the base branch moved during the merge; checking again".into(),
             "merging" => format!("{} merge of {}", a("method"), a("sha")),
             "enqueuing" => format!("adding {} to the merge queue", a("sha")),
             "queued" => format!("in the merge queue at position {}", a("position")),
@@ -188,6 +189,7 @@ pub fn examples() -> Vec<Said> {
         "changes-requested",
         "review-required",
         "head-moved",
+        "base-moved",
     ];
     let mut all: Vec<Said> = plain.iter().map(|id| Said::new(id)).collect();
     all.extend([

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::api::{Answer, Op, Paging, api, message, not_found};
+use super::rules::mergeable_known;
 use super::shapes::{self, API};
 use super::state::{SimPr, SimState};
 use super::webhooks;
@@ -265,6 +266,12 @@ async fn merge(State(sim): State<Simulator>, Path((o, r, n)): PrPath, h: HeaderM
         s.counters.merge_calls += 1;
         let sha = s.new_sha();
         let fail_after = s.faults.merge_error_after_merge;
+        if s.faults.base_moves_before_merge > 0
+            && let Some(base) = s.repo(&o, &r).and_then(|x| x.prs.get(&n)).map(|p| p.base_ref.clone())
+        {
+            s.faults.base_moves_before_merge -= 1;
+            s.base_moved(&o, &r, &base, None);
+        }
         let Some(repo) = s.repo(&o, &r) else {
             return not_found();
         };
@@ -276,6 +283,12 @@ async fn merge(State(sim): State<Simulator>, Path((o, r, n)): PrPath, h: HeaderM
             return message(
                 StatusCode::CONFLICT,
                 "Head branch was modified. Review and try the merge again.",
+            );
+        }
+        if pr.state == "open" && pr.base_moved && !mergeable_known(pr) {
+            return message(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "Base branch was modified. Review and try the merge again.",
             );
         }
         if let Some(refusal) = repo.merge_refusal(pr) {
@@ -316,6 +329,8 @@ impl SimState {
         pr.merge_method = Some(method.to_string());
         pr.merge_count += 1;
         pr.queue = None;
+        let base = pr.base_ref.clone();
+        self.base_moved(o, r, &base, Some(n));
     }
 }
 

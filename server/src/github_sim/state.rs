@@ -87,6 +87,10 @@ pub struct SimPr {
     /// After a head change GitHub recomputes mergeability; until then it
     /// answers `mergeable: null`, `mergeable_state: "unknown"`.
     pub mergeable_unknown_until: Option<DateTime<Utc>>,
+    /// That recompute is for a base that moved (another PR merged, a push):
+    /// a merge before it is done is refused with "Base branch was modified".
+    #[serde(default)]
+    pub base_moved: bool,
     /// An accepted update-branch that has not landed yet (GitHub answers 202
     /// and moves the head later).
     pub update_lands_at: Option<DateTime<Utc>>,
@@ -232,6 +236,10 @@ pub struct Faults {
     /// The next this many GraphQL requests answer 502 (REST still works).
     #[serde(default)]
     pub graphql_errors: u32,
+    /// The next this many merge calls come just after a commit landed on
+    /// the base (someone pushed, another PR merged).
+    #[serde(default)]
+    pub base_moves_before_merge: u32,
 }
 
 /// A fault on one repository's requests, as GitHub answers them.
@@ -422,11 +430,28 @@ impl SimState {
         pr.head_sha = sha.clone();
         pr.updated_at = Some(now);
         pr.mergeable_unknown_until = Some(now + settle);
+        pr.base_moved = false;
         // GitHub ejects a queued PR whose head changes.
         if pr.queue.take().is_some() {
             pr.dequeued_reason = Some("The head of the pull request changed".into());
         }
         self.start_ci(owner, name, &sha);
+    }
+
+    /// Something landed on `base` (a merge, a push): GitHub recomputes the
+    /// mergeability of every open PR into it but `except`, and refuses to
+    /// merge one of them until it has.
+    pub fn base_moved(&mut self, owner: &str, name: &str, base: &str, except: Option<i64>) {
+        let until = Utc::now() + chrono::Duration::milliseconds(self.timing.mergeable_settle_ms as i64);
+        let Some(repo) = self.repo_mut(owner, name) else {
+            return;
+        };
+        for pr in repo.prs.values_mut() {
+            if pr.state == "open" && pr.base_ref.eq_ignore_ascii_case(base) && Some(pr.number) != except {
+                pr.mergeable_unknown_until = Some(until);
+                pr.base_moved = true;
+            }
+        }
     }
 
     /// Schedules the repository's CI (if it has one) on `sha`.

@@ -3,8 +3,8 @@
 use kandev_core::api::{Actor, EVENT_BLOCKED, EVENT_COMPLETED, EVENT_MERGE_PROGRESS, EVENT_MERGED, Task};
 use kandev_core::board::{TaskStatus, merger_finish};
 use kandev_core::merger::{
-    JobState, KeepBranch, MergeCall, Policy, Said, Step, branch_home, decide, enqueued, kept_failing, may_delete,
-    merged_summary, retry_delay, update_requested, waiting,
+    JobState, KeepBranch, MergeCall, Policy, Refusal, Said, Step, after_refusal, branch_home, decide, enqueued,
+    kept_failing, may_delete, merged_summary, retry_delay, update_requested, waiting,
 };
 use serde_json::json;
 use std::time::Duration;
@@ -150,6 +150,7 @@ impl Merger {
         let lease_name = crate::coord::lease::merge(&task.id);
         let (mut retries, mut failing_since) = (0u32, None);
         let mut queue_hint = false;
+        let mut base_moves = 0u32;
         loop {
             // Shutting down, or another replica took the job over (this one
             // stalled past its lease): stop here, the job row stays.
@@ -293,15 +294,23 @@ impl Merger {
                                 return End::Suspended;
                             }
                         }
-                        // The branch takes merges through its queue only.
-                        Err(GithubError::NotAllowed(m)) if m.to_lowercase().contains("merge queue") && !queue_hint => {
-                            queue_hint = true;
-                        }
-                        // Already merged or closed (a read that lagged), or truly refused.
-                        Err(GithubError::NotAllowed(m)) => {
-                            let refused = Said::new("merge-refused").with("message", m);
-                            return self.read_back(task, &job, &settings, MergeCall::Refused, refused).await;
-                        }
+                        Err(GithubError::NotAllowed(m)) => match after_refusal(&m, queue_hint, base_moves) {
+                            Refusal::UseQueue => queue_hint = true,
+                            // Decided again on a fresh read once GitHub has
+                            // recomputed mergeability against the new base.
+                            Refusal::BaseMoved => {
+                                base_moves += 1;
+                                self.progress(task, "base_moved", Said::new("base-moved")).await;
+                                if !self.pause().await {
+                                    return End::Suspended;
+                                }
+                            }
+                            // Already merged or closed (a read that lagged), or truly refused.
+                            Refusal::Stands => {
+                                let refused = Said::new("merge-refused").with("message", m);
+                                return self.read_back(task, &job, &settings, MergeCall::Refused, refused).await;
+                            }
+                        },
                         // Never retried blindly: read the PR back.
                         Err(e) if e.is_uncertain() => {
                             return self

@@ -1,0 +1,119 @@
+//! Merges racing other changes to the same base branch. When something lands
+//! on the base between GitHub's mergeability check and a merge call, GitHub
+//! refuses with 405 "Base branch was modified. Review and try the merge
+//! again." — every time two approved PRs into one base merge at nearly the
+//! same moment. Once GitHub has recomputed, the merge goes through.
+
+use kandev_core::merger::BASE_MOVED_RETRIES;
+use kandev_server::github_sim::Faults;
+use serde_json::json;
+
+use crate::github_support::{Sim, approve_in, approve_with_pr, fast, last_of, simulator, wait_status};
+use crate::support::Db;
+
+const BASE_MOVED: &str = "Base branch was modified. Review and try the merge again.";
+
+/// A PR whose required `build` passed.
+fn green(gh: &Sim, title: &str) -> i64 {
+    let (n, sha) = gh.open(title);
+    gh.sim
+        .set_check_run("acme", "api", &sha, "build", "completed", Some("success"))
+        .unwrap();
+    n
+}
+
+fn required_build(gh: &Sim) {
+    gh.sim
+        .set_required_checks("acme", "api", Some(vec!["build".into()]))
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_base_that_moved_under_the_merge_is_read_again_and_the_pr_merges() {
+    let gh = simulator().await;
+    required_build(&gh);
+    let n = green(&gh, "Busy base");
+    gh.sim.set_faults(Faults {
+        base_moves_before_merge: 1,
+        ..Default::default()
+    });
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    let events = wait_status(&app, &t, "done").await;
+    assert_eq!(
+        last_of(&events, "completed")["payload"]["summary"],
+        json!(format!("Merged PR #{n}"))
+    );
+    let said: Vec<&serde_json::Value> = events
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["payload"]["step"] == "base_moved")
+        .collect();
+    assert_eq!(said.len(), 1, "{events}");
+    assert_eq!(
+        said[0]["payload"]["detail"],
+        "the base branch moved during the merge; checking again"
+    );
+    let c = gh.sim.counters();
+    assert_eq!((c.merge_calls, c.merges), (2, 1), "refused once, then merged: {c:?}");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_base_that_keeps_moving_blocks_with_github_s_refusal_after_bounded_retries() {
+    let gh = simulator().await;
+    required_build(&gh);
+    let n = green(&gh, "Very busy base");
+    gh.sim.set_faults(Faults {
+        base_moves_before_merge: 1000,
+        ..Default::default()
+    });
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    let events = wait_status(&app, &t, "blocked").await;
+    assert_eq!(
+        last_of(&events, "blocked")["payload"]["reason"],
+        json!(format!("GitHub refused the merge: {BASE_MOVED}"))
+    );
+    let c = gh.sim.counters();
+    assert_eq!(
+        (c.merge_calls, c.merges),
+        (u64::from(BASE_MOVED_RETRIES) + 1, 0),
+        "{c:?}"
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approved_prs_into_one_base_all_merge_though_each_merge_moves_the_base() {
+    let gh = simulator().await;
+    required_build(&gh);
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let ws = app.workspace_with_repo("W").await;
+    let mut shas = vec![];
+    let mut tasks = vec![];
+    for i in 0..4 {
+        let (n, sha) = gh.open(&format!("race {i}"));
+        gh.sim
+            .set_check_run("acme", "api", &sha, "build", "in_progress", None)
+            .unwrap();
+        tasks.push((approve_in(&app, &ws, n, "").await, n));
+        shas.push(sha);
+    }
+    // Every job waits on its check; they all go green at once and race.
+    for sha in &shas {
+        gh.sim
+            .set_check_run("acme", "api", sha, "build", "completed", Some("success"))
+            .unwrap();
+    }
+    for (t, n) in &tasks {
+        let events = wait_status(&app, t, "done").await;
+        assert_eq!(
+            last_of(&events, "completed")["payload"]["summary"],
+            json!(format!("Merged PR #{n}"))
+        );
+    }
+    assert_eq!(gh.sim.counters().merges, 4);
+    app.stop().await;
+}
