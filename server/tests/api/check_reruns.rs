@@ -6,9 +6,10 @@
 use kandev_core::task_pr::TaskPr;
 use kandev_server::github_sim::Faults;
 use kandev_server::github_sim::check_apps::CheckReport;
-use serde_json::json;
 
-use crate::github_support::{Sim, approve_with_pr, fast, last_of, simulator, wait_status, waiting_for_checks};
+use crate::github_support::{
+    Sim, approve_with_pr, fast, last_of, merges_once, simulator, wait_status, waiting_for_checks,
+};
 use crate::support::{Db, TestApp};
 
 /// `build` failed on `sha`, then passed on a re-run.
@@ -78,15 +79,7 @@ async fn a_required_check_that_passed_on_a_rerun_lets_the_pr_merge() {
         listed["total_count"], 2,
         "GitHub lists the superseded run too: {listed}"
     );
-    let app = fast(&gh, Db::Sqlite).start().await;
-    let t = approve_with_pr(&app, n, "").await;
-    let events = wait_status(&app, &t, "done").await;
-    assert_eq!(
-        last_of(&events, "completed")["payload"]["summary"],
-        json!(format!("Merged PR #{n}"))
-    );
-    assert_eq!(gh.sim.counters().merges, 1);
-    app.stop().await;
+    merges_once(&gh, n).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -165,6 +165,27 @@ pub async fn approve_in(app: &TestApp, ws: &str, number: i64, description: &str)
     t
 }
 
+/// Approves PR `n` on a fresh app and waits for the merger to merge it,
+/// with one merge and its summary; returns the task's events.
+pub async fn merges_once(gh: &Sim, n: i64) -> serde_json::Value {
+    let app = fast(gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    let events = wait_merged(&app, &t, n).await;
+    assert_eq!(gh.sim.counters().merges, 1);
+    app.stop().await;
+    events
+}
+
+/// Waits for task `t` to be done with "Merged PR #n"; returns its events.
+pub async fn wait_merged(app: &TestApp, t: &str, n: i64) -> serde_json::Value {
+    let events = wait_status(app, t, "done").await;
+    assert_eq!(
+        last_of(&events, "completed")["payload"]["summary"],
+        json!(format!("Merged PR #{n}"))
+    );
+    events
+}
+
 /// The last event of `kind` in a task's event list (`Null` when none).
 pub fn last_of(events: &serde_json::Value, kind: &str) -> serde_json::Value {
     events

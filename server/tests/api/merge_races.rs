@@ -8,7 +8,7 @@ use kandev_core::merger::BASE_MOVED_RETRIES;
 use kandev_server::github_sim::Faults;
 use serde_json::json;
 
-use crate::github_support::{Sim, approve_in, approve_with_pr, fast, last_of, simulator, wait_status};
+use crate::github_support::{Sim, approve_in, approve_with_pr, fast, last_of, simulator, wait_merged, wait_status};
 use crate::support::Db;
 
 const BASE_MOVED: &str = "Base branch was modified. Review and try the merge again.";
@@ -39,11 +39,7 @@ async fn a_base_that_moved_under_the_merge_is_read_again_and_the_pr_merges() {
     });
     let app = fast(&gh, Db::Sqlite).start().await;
     let t = approve_with_pr(&app, n, "").await;
-    let events = wait_status(&app, &t, "done").await;
-    assert_eq!(
-        last_of(&events, "completed")["payload"]["summary"],
-        json!(format!("Merged PR #{n}"))
-    );
+    let events = wait_merged(&app, &t, n).await;
     let said: Vec<&serde_json::Value> = events
         .as_array()
         .into_iter()
@@ -108,11 +104,7 @@ async fn approved_prs_into_one_base_all_merge_though_each_merge_moves_the_base()
             .unwrap();
     }
     for (t, n) in &tasks {
-        let events = wait_status(&app, t, "done").await;
-        assert_eq!(
-            last_of(&events, "completed")["payload"]["summary"],
-            json!(format!("Merged PR #{n}"))
-        );
+        wait_merged(&app, t, *n).await;
     }
     assert_eq!(gh.sim.counters().merges, 4);
     app.stop().await;

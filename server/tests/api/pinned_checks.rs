@@ -10,9 +10,8 @@ use std::time::Duration;
 use kandev_server::github_sim::SimRuleset;
 use kandev_server::github_sim::check_apps::{CheckReport, SimRequired};
 use kandev_server::github_sim::shapes::ACTIONS_APP_ID;
-use serde_json::json;
 
-use crate::github_support::{Sim, approve_with_pr, fast, last_of, simulator, wait_status};
+use crate::github_support::{Sim, approve_with_pr, fast, last_of, merges_once, simulator, wait_merged, wait_status};
 use crate::support::{Db, TestApp, eventually};
 
 /// A third-party CI app that happens to name a check `build` too.
@@ -56,11 +55,7 @@ async fn waits_for_actions_then_merges(gh: &Sim, n: i64, sha: &str) {
     gh.sim
         .set_check_run("acme", "api", sha, "build", "completed", Some("success"))
         .unwrap();
-    let events = wait_status(&app, &t, "done").await;
-    assert_eq!(
-        last_of(&events, "completed")["payload"]["summary"],
-        json!(format!("Merged PR #{n}"))
-    );
+    wait_merged(&app, &t, n).await;
     assert_eq!(gh.sim.counters().merges, 1);
     app.stop().await;
 }
@@ -117,15 +112,7 @@ async fn another_app_failing_a_pinned_check_s_name_does_not_block_the_merge() {
     gh.sim
         .set_check_run("acme", "api", &sha, "build", "completed", Some("success"))
         .unwrap();
-    let app = fast(&gh, Db::Sqlite).start().await;
-    let t = approve_with_pr(&app, n, "").await;
-    let events = wait_status(&app, &t, "done").await;
-    assert_eq!(
-        last_of(&events, "completed")["payload"]["summary"],
-        json!(format!("Merged PR #{n}"))
-    );
-    assert_eq!(gh.sim.counters().merges, 1);
-    app.stop().await;
+    merges_once(&gh, n).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
