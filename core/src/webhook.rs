@@ -35,11 +35,14 @@ pub enum GithubDelivery {
     /// `workspace_ids` is left empty for the server to fill in.
     Push(PushReceived),
     CheckRun(CheckRunCompleted),
-    /// A repository was renamed or transferred: the links under its old name
-    /// are read again (GitHub redirects the old name), which moves them.
+    /// A repository was renamed or transferred: what names it (registered
+    /// repositories, trigger filters) follows it, and the links under its
+    /// old name are read again (GitHub redirects the old name), which moves them.
     RepositoryMoved {
         old_owner: String,
         old_repo: String,
+        new_owner: String,
+        new_repo: String,
     },
     Ignored(String),
 }
@@ -226,17 +229,26 @@ pub fn parse_github_delivery(event: &str, body: &[u8]) -> Result<GithubDelivery,
             let ev: RepositoryEvent = serde_json::from_slice(body).map_err(bad)?;
             let text = |path: &str| ev.changes.pointer(path).and_then(Value::as_str).map(str::to_string);
             let (old_owner, old_repo) = match ev.action.as_str() {
-                "renamed" => (ev.repository.owner.login, text("/repository/name/from")),
+                "renamed" => (ev.repository.owner.login.clone(), text("/repository/name/from")),
                 "transferred" => (
                     text("/owner/from/organization/login")
                         .or_else(|| text("/owner/from/user/login"))
                         .unwrap_or_default(),
-                    Some(ev.repository.name),
+                    Some(ev.repository.name.clone()),
                 ),
                 other => return Ok(GithubDelivery::Ignored(format!("repository action {other}"))),
             };
+            let (new_owner, new_repo) = (ev.repository.owner.login, ev.repository.name);
+            if new_owner.is_empty() || new_repo.is_empty() {
+                return Err(format!("malformed repository {} payload: no current name", ev.action));
+            }
             match old_repo.filter(|r| !r.is_empty() && !old_owner.is_empty()) {
-                Some(old_repo) => Ok(GithubDelivery::RepositoryMoved { old_owner, old_repo }),
+                Some(old_repo) => Ok(GithubDelivery::RepositoryMoved {
+                    old_owner,
+                    old_repo,
+                    new_owner,
+                    new_repo,
+                }),
                 None => Err(format!("malformed repository {} payload: no former name", ev.action)),
             }
         }
@@ -353,6 +365,8 @@ mod tests {
         GithubDelivery::RepositoryMoved {
             old_owner: owner.into(),
             old_repo: repo.into(),
+            new_owner: "newco".into(),
+            new_repo: "gadgets".into(),
         }
     }
 

@@ -3,6 +3,7 @@
 pub mod config;
 pub mod detect;
 pub mod matching;
+pub mod moved_repo;
 
 use serde::{Deserialize, Serialize};
 

@@ -7,8 +7,27 @@
 use std::sync::Arc;
 
 use super::GithubService;
+use crate::store::StoreResult;
+use crate::store::repo_moves::Followed;
+
+/// Says what followed a move, when anything did.
+pub(super) fn log_followed(followed: Followed, from: (&str, &str), to: (&str, &str)) {
+    if followed != Followed::default() {
+        tracing::info!(from = %format!("{}/{}", from.0, from.1), to = %format!("{}/{}", to.0, to.1),
+            repositories = followed.repositories, triggers = followed.triggers,
+            "registered repositories and automation filters follow the moved repository");
+    }
+}
 
 impl GithubService {
+    /// Renames what names the repository (registered repositories, trigger
+    /// filters) to the name GitHub announced, before any link is read again.
+    pub(super) async fn follow_names(&self, from: (&str, &str), to: (&str, &str)) -> StoreResult<()> {
+        let followed = self.store.follow_repository(from, to).await?;
+        log_followed(followed, from, to);
+        Ok(())
+    }
+
     /// Reads every open link into `old_owner/old_repo` again, in the
     /// background (a delivery is answered at once; shutdown waits for it).
     pub(super) fn follow_move(self: &Arc<Self>, old_owner: &str, old_repo: &str) {

@@ -16,7 +16,9 @@ use kandev_core::task_pr::{
 use super::GithubService;
 use super::client::GithubResult;
 use super::model::PullRequest;
+use super::moved::log_followed;
 use crate::store::pr_moves::move_on;
+use crate::store::repo_moves::follow_repository_on;
 use crate::store::task_prs::{read_on, upsert_on, write_lifecycle_on};
 use crate::store::{StoreResult, TaskPrListing};
 
@@ -218,6 +220,8 @@ impl GithubService {
                 to = %format!("{}/{}", row.owner, row.repo), number = row.pr_number,
                 "GitHub reports this PR's repository under a new name; the link follows it");
             move_on(&mut tx, &from, row).await?;
+            let followed = follow_repository_on(&mut tx, (&from.owner, &from.repo), (&row.owner, &row.repo)).await?;
+            log_followed(followed, (&from.owner, &from.repo), (&row.owner, &row.repo));
         }
         let stored = read_on(&mut tx, &row.task_id, &row.owner, &row.repo, row.pr_number).await?;
         let publish = match (announce, stored.as_ref().map(|l| &l.pr)) {

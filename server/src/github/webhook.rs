@@ -95,7 +95,16 @@ impl GithubService {
                     "pull_request {action}: synced {synced} linked row(s)"
                 )));
             }
-            GithubDelivery::RepositoryMoved { old_owner, old_repo } => {
+            GithubDelivery::RepositoryMoved {
+                old_owner,
+                old_repo,
+                new_owner,
+                new_repo,
+            } => {
+                // Before the claim: a failure answers an error, so GitHub's
+                // redelivery renames; following twice finds nothing the second time.
+                self.follow_names((&old_owner, &old_repo), (&new_owner, &new_repo))
+                    .await?;
                 if !self.claim(id, event_name).await? {
                     return Ok(DeliveryAck::Duplicate);
                 }

@@ -147,7 +147,7 @@ fn automation(row: &AnyRow, triggers: Vec<Trigger>, repository_ids: Vec<String>)
 }
 
 /// Marks the trigger catalogue changed, in the writer's transaction.
-async fn bump_catalog(conn: &mut AnyConnection) -> StoreResult<()> {
+pub(super) async fn bump_catalog(conn: &mut AnyConnection) -> StoreResult<()> {
     sqlx::query("UPDATE trigger_catalog SET version = version + 1 WHERE id = 1")
         .execute(&mut *conn)
         .await?;

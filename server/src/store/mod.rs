@@ -20,6 +20,7 @@ pub mod outbox;
 pub mod pr_moves;
 mod readers;
 mod recovery;
+pub mod repo_moves;
 mod repositories;
 mod rows;
 pub mod runs;

@@ -4,10 +4,11 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use crate::engine::ARCHIVE_PROMPT;
 use crate::github_lag::{linked, merge_and_see_it_archived};
-use crate::github_support::{fast, last_of, simulator, wait_status, waiting_for_checks};
+use crate::github_support::{SECRET, Sim, fast, last_of, simulator, wait_status, waiting_for_checks};
 use crate::support::{Db, TestApp, eventually};
 
 /// `owner/repo` of every link the task lists.
@@ -165,3 +166,87 @@ async fn a_merge_that_fired_before_a_rename_does_not_fire_again_when_the_moved_l
     );
     app.stop().await;
 }
+
+/// A "Pull request merged" automation naming `acme/api` itself (and another
+/// organisation's repositories), in a workspace with `acme/api` registered.
+async fn named_automation(gh: &Sim, db: Db, webhooks: bool) -> (TestApp, String, String) {
+    let app = gh.app(db).start().await;
+    if webhooks {
+        gh.sim
+            .set_webhook(&format!("{}/api/v1/github/webhook", app.base), SECRET);
+    }
+    let ws = app.workspace_with_repo("W").await;
+    let a = app
+        .merged_automation(
+            &ws,
+            json!({"all_repos": false, "repos": [{"owner": "acme", "name": "api"}, {"owner": "other", "name": ""}]}),
+            ARCHIVE_PROMPT,
+            1,
+        )
+        .await;
+    (app, ws, a)
+}
+
+/// The repository entries of the automation's trigger.
+async fn filtered_on(app: &TestApp, a: &str) -> Value {
+    app.get(&format!("/api/v1/automations/{a}")).await.body["triggers"][0]["config"]["repos"].clone()
+}
+
+fn follows_service() -> Value {
+    json!([{"owner": "acme", "name": "service"}, {"owner": "other", "name": ""}])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_delivery_moves_the_registered_repository_and_the_filters_naming_it() {
+    let gh = simulator().await;
+    let (app, ws, a) = named_automation(&gh, Db::Sqlite, true).await;
+    // No link names the repository: the delivery alone must carry the rename.
+    gh.sim.move_repo("acme", "api", "acme", "service").unwrap();
+    eventually(
+        "the automation to follow the new name",
+        Duration::from_secs(10),
+        || async { filtered_on(&app, &a).await == follows_service() },
+    )
+    .await;
+    let repos = app.get(&format!("/api/v1/workspaces/{ws}/repositories")).await.body;
+    assert_eq!(
+        (&repos[0]["owner"], &repos[0]["name"]),
+        (&json!("acme"), &json!("service"))
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_automation_naming_a_renamed_repository_still_archives_its_merged_pr() {
+    let gh = simulator().await;
+    let (n, _) = gh.open("Merged after a rename");
+    let (app, ws, a) = named_automation(&gh, Db::Sqlite, true).await;
+    let t = app.task(&ws, "T").await;
+    app.link(&t, n).await;
+    gh.sim.move_repo("acme", "api", "acme", "service").unwrap();
+    eventually("the link to move", Duration::from_secs(10), || async {
+        links(&app, &t).await == vec!["acme/service".to_string()]
+    })
+    .await;
+    merge_and_see_it_archived(&gh, &app, "service", n, &t, &a).await;
+    assert_eq!(app.runs_of(&a).await.len(), 1, "fires once");
+    app.stop().await;
+}
+
+async fn a_sweep_that_finds_a_link_moved_moves_the_filters_naming_it_too(db: Db) {
+    let gh = simulator().await;
+    let (n, _) = gh.open("Renamed, no delivery");
+    let (app, ws, a) = named_automation(&gh, db, false).await;
+    let t = app.task(&ws, "T").await;
+    app.link(&t, n).await;
+    gh.sim.move_repo("acme", "api", "acme", "service").unwrap();
+    app.sweep().await;
+    assert_eq!(links(&app, &t).await, vec!["acme/service".to_string()]);
+    assert_eq!(filtered_on(&app, &a).await, follows_service());
+    gh.sim.merge_pr("acme", "service", n).unwrap();
+    app.sweep().await;
+    app.wait_for_run_status(&a, "succeeded").await;
+    assert!(app.task_json(&t).await["archived_at"].is_string());
+    app.stop().await;
+}
+crate::on_both_databases!(a_sweep_that_finds_a_link_moved_moves_the_filters_naming_it_too);
