@@ -428,6 +428,17 @@ impl Simulator {
         self.lock().timing = timing;
     }
 
+    /// Time passes: every lagging read catches up with what happened (a
+    /// test whose premise is a change made long ago).
+    pub fn catch_up_reads(&self) {
+        let mut s = self.lock();
+        for repo in s.repos.values_mut() {
+            for pr in repo.prs.values_mut() {
+                pr.read_as = None;
+            }
+        }
+    }
+
     /// Injects (or, with `None`, clears) a fault on one repository's requests.
     pub fn set_repo_fault(&self, owner: &str, name: &str, fault: Option<RepoFault>) {
         let mut s = self.lock();

@@ -30,6 +30,7 @@ async fn merge_while_kandev_is_down_fires_on_the_first_sweep(db: Db) {
     // Kandev goes down; the PR merges meanwhile (no webhook is configured).
     let files = first.stop_keeping_files().await;
     gh.sim.merge_pr("acme", "api", n).unwrap();
+    gh.sim.catch_up_reads(); // long before the next read
     // Kandev starts again over the same database: the poller's first sweep,
     // made right at start, must reach attached consumers.
     let data = files.path().join("data");
@@ -173,6 +174,7 @@ async fn sync_publishes_only_on_change_and_keeps_watching_merged_rows() {
     assert_eq!(app.sweep().await.published, 1);
     assert_eq!(published.last().pr_title, "Watch me closely");
     gh.sim.merge_pr("acme", "api", n).unwrap();
+    gh.sim.catch_up_reads(); // long before the next read
     app.sweep().await;
     assert_eq!(published.last().state, "merged");
     assert!(published.last().merged_at.is_some());
@@ -196,6 +198,7 @@ async fn settled_merged_rows_are_no_longer_swept() {
     let ws = app.workspace("W").await;
     let t = app.task(&ws, "T").await;
     gh.sim.merge_pr("acme", "api", n).unwrap();
+    gh.sim.catch_up_reads(); // long before the next read
     app.link(&t, n).await;
     assert_eq!(app.sweep().await.watched, 0);
     app.stop().await;
@@ -231,6 +234,7 @@ async fn reconcile_publishes_only_lifecycle_changes_and_skips_terminal_rows() {
         "the reconcile path writes only state and timestamps"
     );
     gh.sim.close_pr("acme", "api", n).unwrap();
+    gh.sim.catch_up_reads(); // long before the refresh
     let rows = app
         .post(&format!("/api/v1/tasks/{t}/prs/refresh"), json!({}))
         .await
@@ -280,6 +284,7 @@ async fn linking_an_already_merged_pr_fires_once_and_records_its_target() {
     let gh = simulator().await;
     let (n, _) = gh.open("Merged long ago");
     gh.sim.merge_pr("acme", "api", n).unwrap();
+    gh.sim.catch_up_reads(); // long before the next read
     let app = gh.app(Db::Sqlite).start().await;
     let ws = app.workspace_with_repo("W").await;
     let t = app.task(&ws, "T").await;

@@ -100,12 +100,15 @@ async fn a_late_delivery_older_than_what_github_reads_asks_for_no_re_read() {
     let stale = json!({"action": "synchronize", "number": n,
         "pull_request": {"number": n, "state": "open", "merged": false, "updated_at": "2020-01-01T00:00:00Z"},
         "repository": {"name": "api", "owner": {"login": "acme"}}});
+    // The merge's own delivery may have met a lagging read: only what the
+    // stale one causes counts.
+    let behind = logs.at("INFO", &[BEHIND]).len();
     let ack = deliver(&app, "pull_request", "late-1", &stale, Some(SECRET)).await;
     assert_eq!(ack.status(), reqwest::StatusCode::ACCEPTED);
     let read = gh.sim.counters().requests;
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     assert_eq!(gh.sim.counters().requests, read, "no re-read");
-    assert!(logs.at("INFO", &[BEHIND]).is_empty(), "{:#?}", logs.lines());
+    assert_eq!(logs.at("INFO", &[BEHIND]).len(), behind, "{:#?}", logs.lines());
     assert!(app.task_json(&t).await["archived_at"].is_string());
     app.stop().await;
 }

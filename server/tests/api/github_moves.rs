@@ -244,6 +244,7 @@ async fn a_sweep_that_finds_a_link_moved_moves_the_filters_naming_it_too(db: Db)
     assert_eq!(links(&app, &t).await, vec!["acme/service".to_string()]);
     assert_eq!(filtered_on(&app, &a).await, follows_service());
     gh.sim.merge_pr("acme", "service", n).unwrap();
+    gh.sim.catch_up_reads(); // long before the next sweep
     app.sweep().await;
     app.wait_for_run_status(&a, "succeeded").await;
     assert!(app.task_json(&t).await["archived_at"].is_string());

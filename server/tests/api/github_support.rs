@@ -19,8 +19,16 @@ pub struct Sim {
     pub base: String,
 }
 
+/// How long GitHub's reads lag its writes in every test unless one says
+/// otherwise: a behaviour that holds only with instant reads is a bug.
+pub const READ_LAG_MS: u64 = 300;
+
 pub async fn simulator() -> Sim {
     let sim = Simulator::new();
+    sim.set_timing(kandev_server::github_sim::Timing {
+        read_lag_ms: READ_LAG_MS,
+        ..Default::default()
+    });
     let (addr, _) = sim.serve("127.0.0.1:0").await.expect("simulator");
     sim.add_org("acme");
     sim.add_repo("acme", "api", false);

@@ -213,6 +213,7 @@ async fn what_the_probe_sees_change_is_read_again_and_published() {
         .set_check_run("acme", "api", &sha, "e2e", "in_progress", None)
         .expect("check");
     gh.sim.merge_pr("acme", "api", merged).expect("merge");
+    gh.sim.catch_up_reads(); // long before the sweep
     gh.sim.reset_counters();
     let report = app.sweep().await;
     assert_eq!(report.published, 3, "{report:?}");
