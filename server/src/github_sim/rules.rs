@@ -6,8 +6,8 @@ use chrono::Utc;
 use super::check_apps::SimRequired;
 use super::state::{SimPr, SimRepo};
 
-/// A check's verdict as GitHub's rollup sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A check's verdict as GitHub's rollup sees it, from best to worst.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {
     Success,
     Pending,
@@ -26,16 +26,11 @@ pub struct Reported {
 /// How a requirement stands: the worst report it accepts, or `None` when
 /// no source it accepts has reported.
 pub fn requirement_verdict(reported: &[Reported], req: &SimRequired) -> Option<Verdict> {
-    let rank = |v: Verdict| match v {
-        Verdict::Success => 0,
-        Verdict::Pending => 1,
-        Verdict::Failure => 2,
-    };
     reported
         .iter()
         .filter(|c| req.accepts(&c.name, c.app))
         .map(|c| c.verdict)
-        .max_by_key(|v| rank(*v))
+        .max()
 }
 
 impl SimRepo {
