@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use kandev_server::github_sim::{Faults, PrPatch, SimRuleset};
+use kandev_server::github_sim::{Faults, PrPatch};
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -59,17 +59,7 @@ async fn required_reviews_and_unresolved_threads_are_read_into_the_link_row() {
     let (n, _) = gh.open("Reviewed");
     // Protection asks for one approval, a ruleset for two: the stricter wins.
     gh.sim.set_required_approvals("acme", "api", 1).unwrap();
-    gh.sim
-        .add_ruleset(
-            "acme",
-            "api",
-            SimRuleset {
-                name: "main".into(),
-                required_approvals: 2,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    gh.ruleset(|r| r.required_approvals = 2);
     let first = gh.sim.add_thread("acme", "api", n, "src/lib.rs").unwrap();
     gh.sim.add_thread("acme", "api", n, "src/main.rs").unwrap();
     gh.sim.resolve_thread("acme", "api", n, first).unwrap();

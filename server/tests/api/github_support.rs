@@ -6,7 +6,7 @@ use std::time::Duration;
 use kandev_core::events::{FromPayload, TASK_PR_UPDATED};
 use kandev_core::task_pr::TaskPr;
 use kandev_server::bus::{Subscription, handler};
-use kandev_server::github_sim::{NewPr, Simulator};
+use kandev_server::github_sim::{NewPr, SimRuleset, Simulator};
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -73,6 +73,16 @@ impl Sim {
 
     /// From now on, reads show a PR as it was `ms` before a merge, close or
     /// push (its webhook already says what happened).
+    /// Adds a ruleset on acme/api's default branch, as `shape` makes it.
+    pub fn ruleset(&self, shape: impl FnOnce(&mut SimRuleset)) {
+        let mut r = SimRuleset {
+            name: "main".into(),
+            ..Default::default()
+        };
+        shape(&mut r);
+        self.sim.add_ruleset("acme", "api", r).expect("ruleset");
+    }
+
     pub fn lag_reads(&self, ms: u64) {
         self.sim.set_timing(kandev_server::github_sim::Timing {
             read_lag_ms: ms,

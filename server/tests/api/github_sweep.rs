@@ -3,7 +3,7 @@
 //! as the fallback, and GraphQL's point budget honoured.
 
 use kandev_core::task_pr::TaskPr;
-use kandev_server::github_sim::{Faults, NewPr, PrPatch, RepoFault, SimRuleset};
+use kandev_server::github_sim::{Faults, NewPr, PrPatch, RepoFault};
 
 use crate::github_support::{Sim, simulator};
 use crate::support::{Db, TestApp};
@@ -110,17 +110,7 @@ async fn two_hundred_watched_prs_cost_two_hundredths_of_a_request_each() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_batched_read_writes_the_row_rest_would_write() {
     let gh = simulator().await;
-    gh.sim
-        .add_ruleset(
-            "acme",
-            "api",
-            SimRuleset {
-                name: "main".into(),
-                required_approvals: 2,
-                ..Default::default()
-            },
-        )
-        .expect("ruleset");
+    gh.ruleset(|r| r.required_approvals = 2);
     let app = gh.app(Db::Sqlite).start().await;
     let ws = app.workspace("W").await;
     let links = linked(&gh, &app, &ws, 4).await;

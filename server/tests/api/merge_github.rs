@@ -7,21 +7,12 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use kandev_server::clock::ManualClock;
-use kandev_server::github_sim::{AutoCi, PrPatch, RepoFault, SimRuleset, Timing};
+use kandev_server::github_sim::{AutoCi, PrPatch, RepoFault, Timing};
 use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::github_support::{Sim, approve_with_pr, fast, last_of, simulator, wait_status, waiting_for_checks};
 use crate::support::{Db, eventually};
-
-fn ruleset(f: impl FnOnce(&mut SimRuleset)) -> SimRuleset {
-    let mut r = SimRuleset {
-        name: "main".into(),
-        ..Default::default()
-    };
-    f(&mut r);
-    r
-}
 
 /// CI that passes `build` on every new commit a moment after it appears.
 fn green_ci(gh: &Sim) {
@@ -129,9 +120,7 @@ async fn an_expected_head_sha_422_on_update_starts_the_evaluation_over() {
 async fn a_missing_review_blocks_with_a_reason_naming_reviews_after_the_timeout_and_never_calls_merge() {
     let gh = simulator().await;
     green_ci(&gh);
-    gh.sim
-        .add_ruleset("acme", "api", ruleset(|r| r.required_approvals = 1))
-        .unwrap();
+    gh.ruleset(|r| r.required_approvals = 1);
     let (n, _) = gh.open("Unreviewed");
     let clock = Arc::new(ManualClock::new(at("2026-03-08T12:00:00Z")));
     let app = fast(&gh, Db::Sqlite).clock(clock.clone()).start().await;
@@ -173,9 +162,7 @@ async fn a_missing_review_blocks_with_a_reason_naming_reviews_after_the_timeout_
 async fn an_approving_review_lets_a_blocked_pr_merge_with_one_merge_call() {
     let gh = simulator().await;
     green_ci(&gh);
-    gh.sim
-        .add_ruleset("acme", "api", ruleset(|r| r.required_approvals = 1))
-        .unwrap();
+    gh.ruleset(|r| r.required_approvals = 1);
     let (n, _) = gh.open("Needs a review");
     let app = fast(&gh, Db::Sqlite).start().await;
     let t = approve_with_pr(&app, n, "").await;
@@ -192,9 +179,7 @@ async fn an_approving_review_lets_a_blocked_pr_merge_with_one_merge_call() {
 async fn unresolved_review_threads_are_waited_for_and_named() {
     let gh = simulator().await;
     green_ci(&gh);
-    gh.sim
-        .add_ruleset("acme", "api", ruleset(|r| r.thread_resolution = true))
-        .unwrap();
+    gh.ruleset(|r| r.thread_resolution = true);
     let (n, _) = gh.open("Discussed");
     let a = gh.sim.add_thread("acme", "api", n, "src/a.rs").unwrap();
     let b = gh.sim.add_thread("acme", "api", n, "src/b.rs").unwrap();
@@ -217,9 +202,7 @@ async fn unresolved_review_threads_are_waited_for_and_named() {
 async fn a_check_required_by_a_ruleset_counts_like_a_protected_one() {
     let gh = simulator().await;
     green_ci(&gh);
-    gh.sim
-        .add_ruleset("acme", "api", ruleset(|r| r.required_checks = vec!["lint".into()]))
-        .unwrap();
+    gh.ruleset(|r| r.required_checks = vec!["lint".into()]);
     let (n, sha) = gh.open("Linted");
     let app = fast(&gh, Db::Sqlite).start().await;
     let t = approve_with_pr(&app, n, "").await;
@@ -379,9 +362,7 @@ async fn a_403_or_404_on_a_read_blocks_naming_the_status() {
 
 fn queue_rules(gh: &Sim) {
     green_ci(gh);
-    gh.sim
-        .add_ruleset("acme", "api", ruleset(|r| r.merge_queue = true))
-        .unwrap();
+    gh.ruleset(|r| r.merge_queue = true);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -437,16 +418,10 @@ async fn a_direct_merge_refused_for_the_merge_queue_falls_back_to_enqueuing() {
 /// A branch that merges through its queue once `build` passes, and a PR
 /// on it whose own build is green.
 fn queued_branch_pr(gh: &Sim, title: &str) -> i64 {
-    gh.sim
-        .add_ruleset(
-            "acme",
-            "api",
-            ruleset(|r| {
-                r.merge_queue = true;
-                r.required_checks = vec!["build".into()];
-            }),
-        )
-        .unwrap();
+    gh.ruleset(|r| {
+        r.merge_queue = true;
+        r.required_checks = vec!["build".into()];
+    });
     let (n, sha) = gh.open(title);
     gh.green_build(&sha);
     n

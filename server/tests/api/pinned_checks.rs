@@ -7,7 +7,6 @@
 
 use std::time::Duration;
 
-use kandev_server::github_sim::SimRuleset;
 use kandev_server::github_sim::check_apps::{CheckReport, SimRequired};
 use kandev_server::github_sim::shapes::ACTIONS_APP_ID;
 
@@ -73,17 +72,7 @@ async fn a_commit_status_posing_as_a_pinned_check_is_not_taken_for_it() {
 async fn another_app_s_passing_check_does_not_meet_a_ruleset_pinned_requirement() {
     let gh = simulator().await;
     // No classic protection at all: the ruleset alone requires Actions' build.
-    gh.sim
-        .add_ruleset(
-            "acme",
-            "api",
-            SimRuleset {
-                name: "main".into(),
-                required_checks: pinned_build(),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    gh.ruleset(|r| r.required_checks = pinned_build());
     let (n, sha) = gh.open("Other app");
     gh.sim
         .report_check_run(
