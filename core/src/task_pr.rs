@@ -92,7 +92,13 @@ impl TaskPr {
 /// old name with the PR as it is now, and the link follows GitHub's name.
 /// Case alone is no move: links are keyed case-insensitively.
 pub fn repo_moved(asked_owner: &str, asked_repo: &str, read: &TaskPr) -> bool {
-    !(asked_owner.eq_ignore_ascii_case(&read.owner) && asked_repo.eq_ignore_ascii_case(&read.repo))
+    !same_repository((asked_owner, asked_repo), (&read.owner, &read.repo))
+}
+
+/// Whether two `(owner, name)` pairs name one repository: GitHub's names
+/// are case-insensitive.
+pub fn same_repository(a: (&str, &str), b: (&str, &str)) -> bool {
+    a.0.eq_ignore_ascii_case(b.0) && a.1.eq_ignore_ascii_case(b.1)
 }
 
 /// The watch-driven sync's publish predicate: the sixteen fields whose change

@@ -6,6 +6,8 @@
 
 use serde_json::Value;
 
+use crate::task_pr::same_repository;
+
 /// `config` with every repository entry naming `from` (GitHub's names are
 /// case-insensitive) renamed to `to`; `None` when no entry names `from`.
 /// An entry already naming `to` absorbs the old one rather than doubling.
@@ -13,7 +15,7 @@ pub fn follow_repo_move(config: &Value, from: (&str, &str), to: (&str, &str)) ->
     let repos = config.get("repos")?.as_array()?;
     let names = |e: &Value, (owner, name): (&str, &str)| {
         let field = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("");
-        !name.is_empty() && field("owner").eq_ignore_ascii_case(owner) && field("name").eq_ignore_ascii_case(name)
+        !name.is_empty() && same_repository((field("owner"), field("name")), (owner, name))
     };
     if !repos.iter().any(|e| names(e, from)) {
         return None;

@@ -4,6 +4,7 @@
 //! `repository` delivery), so a crash keeps either every old name or every
 //! new one. Filters are rewritten by `kandev_core::trigger::moved_repo`.
 
+use kandev_core::task_pr::same_repository;
 use kandev_core::trigger::moved_repo::follow_repo_move;
 use serde_json::Value;
 use sqlx::{AnyConnection, Row};
@@ -25,7 +26,7 @@ pub async fn follow_repository_on(
     from: (&str, &str),
     to: (&str, &str),
 ) -> StoreResult<Followed> {
-    if from.0.eq_ignore_ascii_case(to.0) && from.1.eq_ignore_ascii_case(to.1) {
+    if same_repository(from, to) {
         return Ok(Followed::default());
     }
     let repositories = sqlx::query(
