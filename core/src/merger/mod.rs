@@ -3,6 +3,7 @@
 //! re-run after a crash or restart is always safe.
 
 mod branch;
+mod method;
 mod read_back;
 mod refusal;
 mod requirements;
@@ -14,6 +15,7 @@ use chrono::{DateTime, Duration, Utc};
 use crate::checks::{Awaited, Check, CiVerdict};
 
 pub use branch::{KeepBranch, branch_home, may_delete};
+pub use method::{merge_method, refused_method, restrict};
 pub use read_back::{MergeCall, ReadBack, read_back};
 pub use refusal::{BASE_MOVED_RETRIES, Refusal, after_refusal};
 pub use requirements::{BranchRules, Facts, Rule, branch_rules, missing_reviews, required_checks, unresolved_threads};

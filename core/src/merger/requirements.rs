@@ -2,6 +2,7 @@
 //! resolved conversations, the merge queue — folded from branch protection
 //! and rulesets, and what a PR still lacks, in words for a block reason.
 
+use super::method::restrict;
 use super::said::Said;
 use crate::checks::{Required, Requirement};
 
@@ -73,6 +74,8 @@ pub struct Rule {
     pub required_checks: Vec<Requirement>,
     pub required_approvals: u32,
     pub thread_resolution: bool,
+    /// A `pull_request` rule's `allowed_merge_methods` (`None`: any).
+    pub allowed_merge_methods: Option<Vec<String>>,
 }
 
 /// What a branch's rulesets require, all rules together.
@@ -82,6 +85,8 @@ pub struct BranchRules {
     pub required_approvals: u32,
     pub thread_resolution: bool,
     pub merge_queue: bool,
+    /// The merge methods every rule allows (`None`: no rule restricts them).
+    pub merge_methods: Option<Vec<String>>,
 }
 
 /// Folds the active rules: the strictest of each requirement wins.
@@ -99,6 +104,14 @@ pub fn branch_rules(rules: &[Rule]) -> BranchRules {
             "pull_request" => {
                 out.required_approvals = out.required_approvals.max(r.required_approvals);
                 out.thread_resolution |= r.thread_resolution;
+                if let Some(allowed) = &r.allowed_merge_methods {
+                    out.merge_methods = restrict(out.merge_methods.take(), allowed);
+                }
+            }
+            // Linear history forbids merge commits.
+            "required_linear_history" => {
+                let linear = ["squash".to_string(), "rebase".to_string()];
+                out.merge_methods = restrict(out.merge_methods.take(), &linear);
             }
             "merge_queue" => out.merge_queue = true,
             _ => {}
@@ -210,6 +223,7 @@ mod tests {
             required_checks: checks.iter().map(|s| Requirement::from(*s)).collect(),
             required_approvals: approvals,
             thread_resolution: threads,
+            allowed_merge_methods: None,
         };
         let folded = branch_rules(&[
             rule("required_status_checks", &["build"], 0, false),
@@ -226,7 +240,33 @@ mod tests {
                 required_approvals: 2,
                 thread_resolution: true,
                 merge_queue: true,
+                merge_methods: None,
             }
         );
+    }
+
+    #[test]
+    fn rules_allowing_methods_and_linear_history_narrow_the_merge_methods() {
+        let allows = |methods: &[&str]| Rule {
+            kind: "pull_request".into(),
+            allowed_merge_methods: Some(methods.iter().map(|m| m.to_string()).collect()),
+            ..Default::default()
+        };
+        let linear = Rule {
+            kind: "required_linear_history".into(),
+            ..Default::default()
+        };
+        let methods = |rules: &[Rule]| branch_rules(rules).merge_methods;
+        assert_eq!(methods(&[]), None);
+        assert_eq!(
+            methods(&[allows(&["merge", "squash"])]),
+            Some(vec!["merge".into(), "squash".into()])
+        );
+        assert_eq!(
+            methods(&[allows(&["merge", "squash"]), linear.clone()]),
+            Some(vec!["squash".into()])
+        );
+        assert_eq!(methods(&[linear]), Some(vec!["squash".into(), "rebase".into()]));
+        assert_eq!(methods(&[allows(&["merge"]), allows(&["rebase"])]), Some(vec![]));
     }
 }

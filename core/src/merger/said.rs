@@ -103,6 +103,12 @@ impl Said {
             "update-failed" => format!("could not update the branch: {}", a("error")),
             "not-merged" => format!("GitHub did not merge the PR: {}", a("message")),
             "merge-refused" => format!("GitHub refused the merge: {}", a("message")),
+            "no-merge-method" => format!(
+                "GitHub allows none of the merge methods here (it refused {}): {}",
+                a("refused"),
+                a("message")
+            ),
+            "rules-allow-no-method" => "the branch's rulesets together allow no merge method".into(),
             "merge-failed" => format!("merge failed: {}", a("error")),
             "enqueue-refused" => format!("GitHub refused to add the PR to the merge queue: {}", a("message")),
             "enqueue-failed" => format!("could not add the PR to the merge queue: {}", a("error")),
@@ -142,6 +148,7 @@ impl Said {
             "updating-branch" => format!("bringing {} up to date with {}", a("head"), a("base")),
             "head-moved" => "the head moved; checking again".into(),
             "base-moved" => "the base branch moved during the merge; checking again".into(),
+            "method-refused" => format!("{} merges are not allowed here; trying another method", a("method")),
             "merging" => format!("{} merge of {}", a("method"), a("sha")),
             "enqueuing" => format!("adding {} to the merge queue", a("sha")),
             "queued" => format!("in the merge queue at position {}", a("position")),
@@ -190,6 +197,7 @@ pub fn examples() -> Vec<Said> {
         "review-required",
         "head-moved",
         "base-moved",
+        "rules-allow-no-method",
     ];
     let mut all: Vec<Said> = plain.iter().map(|id| Said::new(id)).collect();
     all.extend([
@@ -229,6 +237,10 @@ pub fn examples() -> Vec<Said> {
         Said::new("update-failed").with("error", "boom"),
         Said::new("not-merged").with("message", "no"),
         Said::new("merge-refused").with("message", "no"),
+        Said::new("no-merge-method")
+            .with("refused", "squash, merge")
+            .with("message", "no"),
+        Said::new("method-refused").with("method", "squash"),
         Said::new("merge-failed").with("error", "boom"),
         Said::new("enqueue-refused").with("message", "no"),
         Said::new("enqueue-failed").with("error", "boom"),

@@ -345,7 +345,7 @@ impl Detail {
                         kind: r.kind.to_ascii_lowercase(),
                         required_checks: vec![],
                         required_approvals: r.parameters.as_ref().map_or(0, |p| p.required_approving_review_count),
-                        thread_resolution: false,
+                        ..Default::default()
                     })
                     .collect();
                 let protection = base

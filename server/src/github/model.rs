@@ -338,6 +338,9 @@ pub struct RuleParameters {
     pub required_approving_review_count: u32,
     #[serde(default, deserialize_with = "nullable")]
     pub required_review_thread_resolution: bool,
+    /// A `pull_request` rule's merge methods (`None`: any).
+    #[serde(default)]
+    pub allowed_merge_methods: Option<Vec<String>>,
 }
 
 impl Rule {
@@ -352,6 +355,7 @@ impl Rule {
                 .collect(),
             required_approvals: self.parameters.required_approving_review_count,
             thread_resolution: self.parameters.required_review_thread_resolution,
+            allowed_merge_methods: self.parameters.allowed_merge_methods.clone(),
         }
     }
 }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::check_apps::{CheckReport, SimRequired};
-use super::{AutoCi, Faults, NewPr, PrPatch, RepoFault, SimResult, SimRuleset, Simulator, Timing};
+use super::{AutoCi, Faults, MergeSettings, NewPr, PrPatch, RepoFault, SimResult, SimRuleset, Simulator, Timing};
 
 fn reply<T: serde::Serialize>(r: SimResult<T>) -> Response {
     match r {
@@ -177,6 +177,14 @@ pub fn router(sim: Simulator) -> Router {
             put(
                 |State(s): State<Simulator>, Path((o, r)): Path<(String, String)>, Json(b): Json<Approvals>| async move {
                     reply(s.set_required_approvals(&o, &r, b.required_approvals))
+                },
+            ),
+        )
+        .route(
+            "/_sim/repos/{owner}/{repo}/settings",
+            patch(
+                |State(s): State<Simulator>, Path((o, r)): Path<(String, String)>, Json(b): Json<MergeSettings>| async move {
+                    reply(s.set_merge_settings(&o, &r, b))
                 },
             ),
         )

@@ -29,7 +29,7 @@ use chrono::Utc;
 use serde::{Deserialize, Serialize};
 
 use check_apps::{CheckReport, SimRequired};
-pub use state::{AutoCi, Counters, Faults, RepoFault, SimPr, SimRuleset, Timing};
+pub use state::{AutoCi, Counters, Faults, MergeSettings, RepoFault, SimPr, SimRuleset, Timing};
 use state::{SimRepo, SimReview, SimState, SimStatus, SimThread, key};
 
 #[derive(Clone)]
@@ -387,6 +387,27 @@ impl Simulator {
         repo.rulesets.clear();
         repo.required_checks = None;
         repo.required_approvals = 0;
+        Ok(())
+    }
+
+    /// The repository's merge-button settings, in `PATCH /repos`' shape:
+    /// a method set to `false` is refused; one left out keeps its setting.
+    pub fn set_merge_settings(&self, owner: &str, name: &str, settings: MergeSettings) -> SimResult<()> {
+        let mut s = self.lock();
+        let repo = s.repo_mut(owner, name).ok_or_else(|| missing("repository"))?;
+        for (method, allow) in [
+            ("merge", settings.allow_merge_commit),
+            ("squash", settings.allow_squash_merge),
+            ("rebase", settings.allow_rebase_merge),
+        ] {
+            match allow {
+                Some(true) => repo.forbidden_methods.retain(|m| m != method),
+                Some(false) if !repo.forbidden_methods.iter().any(|m| m == method) => {
+                    repo.forbidden_methods.push(method.to_string())
+                }
+                _ => {}
+            }
+        }
         Ok(())
     }
 

@@ -224,15 +224,25 @@ async fn branch_rules(
                         json!({"required_status_checks": checks, "strict_required_status_checks_policy": false}),
                     ));
                 }
-                if rs.required_approvals > 0 || rs.thread_resolution {
+                if rs.required_approvals > 0 || rs.thread_resolution || rs.allowed_merge_methods.is_some() {
+                    let methods = rs
+                        .allowed_merge_methods
+                        .clone()
+                        .unwrap_or_else(|| vec!["merge".into(), "squash".into(), "rebase".into()]);
                     rules.push(info(
                         "pull_request",
                         json!({"required_approving_review_count": rs.required_approvals,
                                "required_review_thread_resolution": rs.thread_resolution,
                                "dismiss_stale_reviews_on_push": false, "require_code_owner_review": false,
                                "require_last_push_approval": false,
-                               "allowed_merge_methods": ["merge", "squash", "rebase"]}),
+                               "allowed_merge_methods": methods}),
                     ));
+                }
+                if rs.linear_history {
+                    rules.push(
+                        json!({"type": "required_linear_history", "ruleset_source_type": "Repository",
+                                      "ruleset_source": format!("{}/{}", repo.owner, repo.name), "ruleset_id": rs.id}),
+                    );
                 }
                 if rs.merge_queue {
                     rules.push(info(
@@ -285,6 +295,15 @@ async fn merge(State(sim): State<Simulator>, Path((o, r, n)): PrPath, h: HeaderM
                 "Head branch was modified. Review and try the merge again.",
             );
         }
+        let method = req.merge_method.clone().unwrap_or_else(|| "merge".into());
+        if !["merge", "squash", "rebase"].contains(&method.as_str()) {
+            return message(StatusCode::UNPROCESSABLE_ENTITY, "Validation Failed");
+        }
+        if pr.state == "open"
+            && let Some((status, refusal)) = repo.method_refusal(&pr.base_ref, &method)
+        {
+            return message(status, &refusal);
+        }
         if pr.state == "open" && pr.base_moved && !mergeable_known(pr) {
             return message(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -294,7 +313,6 @@ async fn merge(State(sim): State<Simulator>, Path((o, r, n)): PrPath, h: HeaderM
         if let Some(refusal) = repo.merge_refusal(pr) {
             return message(StatusCode::METHOD_NOT_ALLOWED, &refusal);
         }
-        let method = req.merge_method.unwrap_or_else(|| "merge".into());
         s.close_merged(&o, &r, n, sha.clone(), &method);
         s.counters.merges += 1;
         let delivery = webhooks::pull_request(s, &o, &r, n, "closed");

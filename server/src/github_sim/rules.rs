@@ -1,6 +1,7 @@
 //! What a base branch requires before a merge — classic protection and
 //! rulesets together, as GitHub combines them — and what a PR still lacks.
 
+use axum::http::StatusCode;
 use chrono::Utc;
 
 use super::check_apps::SimRequired;
@@ -146,6 +147,44 @@ impl SimRepo {
         }
         if self.thread_resolution(&pr.base_ref) && pr.threads.iter().any(|t| !t.resolved) {
             return Some("All comments must be resolved.".into());
+        }
+        None
+    }
+
+    /// Why GitHub refuses a merge into `base` by `method`, whatever the PR:
+    /// the repository's settings, then the rulesets' allowed methods, then
+    /// linear history. The rulesets' status is not documented; GitHub
+    /// answers other ruleset violations 422, so the simulator does too.
+    pub fn method_refusal(&self, base: &str, method: &str) -> Option<(StatusCode, String)> {
+        let refused = |status, m: &str| Some((status, m.to_string()));
+        if self.forbidden_methods.iter().any(|m| m == method) {
+            return refused(
+                StatusCode::METHOD_NOT_ALLOWED,
+                match method {
+                    "merge" => "Merge commits are not allowed on this repository.",
+                    "squash" => "Squash merges are not allowed on this repository.",
+                    _ => "Rebase merges are not allowed on this repository.",
+                },
+            );
+        }
+        let rulesets = || self.rulesets.iter().filter(|_| self.applies(base));
+        if rulesets().any(|r| {
+            r.allowed_merge_methods
+                .as_ref()
+                .is_some_and(|a| !a.iter().any(|m| m.eq_ignore_ascii_case(method)))
+        }) {
+            let mut word = method.to_string();
+            word[..1].make_ascii_uppercase();
+            return refused(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                &format!("{word} is not an allowed merge method in this repository."),
+            );
+        }
+        if method == "merge" && rulesets().any(|r| r.linear_history) {
+            return refused(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "The base branch does not accept merge commits.",
+            );
         }
         None
     }

@@ -141,6 +141,24 @@ pub struct SimRuleset {
     pub thread_resolution: bool,
     #[serde(default)]
     pub merge_queue: bool,
+    /// A `pull_request` rule's `allowed_merge_methods` (`None`: any).
+    #[serde(default)]
+    pub allowed_merge_methods: Option<Vec<String>>,
+    /// A `required_linear_history` rule: no merge commits.
+    #[serde(default)]
+    pub linear_history: bool,
+}
+
+/// A repository's merge-button settings, as `PATCH /repos/{owner}/{repo}`
+/// takes them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct MergeSettings {
+    #[serde(default)]
+    pub allow_merge_commit: Option<bool>,
+    #[serde(default)]
+    pub allow_squash_merge: Option<bool>,
+    #[serde(default)]
+    pub allow_rebase_merge: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -155,6 +173,9 @@ pub struct SimRepo {
     /// Classic branch protection: required approving reviews.
     pub required_approvals: u32,
     pub rulesets: Vec<SimRuleset>,
+    /// Merge methods the repository's settings forbid (`allow_squash_merge:
+    /// false`, …); GitHub shows those settings to admins only.
+    pub forbidden_methods: Vec<String>,
     pub prs: BTreeMap<i64, SimPr>,
     pub check_runs: HashMap<String, Vec<SimCheckRun>>,
     pub statuses: HashMap<String, Vec<SimStatus>>,

@@ -3,12 +3,13 @@
 use kandev_core::api::{Actor, EVENT_BLOCKED, EVENT_COMPLETED, EVENT_MERGE_PROGRESS, EVENT_MERGED, Task};
 use kandev_core::board::{TaskStatus, merger_finish};
 use kandev_core::merger::{
-    JobState, KeepBranch, MergeCall, Policy, Refusal, Said, Step, after_refusal, branch_home, decide, enqueued,
-    kept_failing, may_delete, merged_summary, retry_delay, update_requested, waiting,
+    JobState, KeepBranch, Policy, Said, Step, branch_home, decide, enqueued, kept_failing, may_delete, retry_delay,
+    update_requested, waiting,
 };
 use serde_json::json;
 use std::time::Duration;
 
+use super::merge_call::{AfterMerge, Refusals};
 use super::{JOB_RUNNING, Merger};
 use crate::github::GithubError;
 use crate::github::model::PullRequest;
@@ -119,7 +120,7 @@ impl Merger {
 
     /// A progress event: the step, its English detail, and the sentence
     /// itself for the web to say in the reader's language.
-    async fn progress(&self, task: &Task, step: &str, said: Said) {
+    pub(super) async fn progress(&self, task: &Task, step: &str, said: Said) {
         let _ = self
             .board
             .record(
@@ -149,8 +150,7 @@ impl Merger {
         job.state = JOB_RUNNING.into();
         let lease_name = crate::coord::lease::merge(&task.id);
         let (mut retries, mut failing_since) = (0u32, None);
-        let mut queue_hint = false;
-        let mut base_moves = 0u32;
+        let mut refusals = Refusals::default();
         loop {
             // Shutting down, or another replica took the job over (this one
             // stalled past its lease): stop here, the job row stays.
@@ -161,7 +161,7 @@ impl Merger {
                 return self.cancelled(&job).await;
             }
             // Read the PR first, every time.
-            let reading = match self.read(&job, queue_hint).await {
+            let reading = match self.read(&job, refusals.queue_hint).await {
                 Ok(r) => r,
                 Err(e) => {
                     let failure = classify(&e.error, &e.what);
@@ -267,57 +267,17 @@ impl Merger {
                     if !self.still_wanted(&task.id).await {
                         return self.cancelled(&job).await;
                     }
-                    self.progress(
-                        task,
-                        "merging",
-                        Said::new("merging")
-                            .with("method", &settings.merge_method)
-                            .with("sha", short(&sha)),
-                    )
-                    .await;
                     match self
-                        .github
-                        .client()
-                        .merge(&job.owner, &job.repo, job.pr_number, &settings.merge_method, &sha)
+                        .merge_call(task, &job, &settings, &reading, &sha, &mut refusals)
                         .await
                     {
-                        Ok(resp) if resp.merged => {
-                            self.merged(task, pr, &settings, &resp.sha).await;
-                            return End::Done(merged_summary(job.pr_number));
-                        }
-                        Ok(resp) => return End::Blocked(Said::new("not-merged").with("message", &resp.message)),
-                        // The head moved after the checks were judged: read
-                        // again after one poll, when GitHub has caught up.
-                        Err(GithubError::Conflict(_)) => {
-                            self.progress(task, "head_moved", Said::new("head-moved")).await;
+                        AfterMerge::End(end) => return end,
+                        AfterMerge::ReadAgain => {}
+                        AfterMerge::Pause => {
                             if !self.pause().await {
                                 return End::Suspended;
                             }
                         }
-                        Err(GithubError::NotAllowed(m)) => match after_refusal(&m, queue_hint, base_moves) {
-                            Refusal::UseQueue => queue_hint = true,
-                            // Decided again on a fresh read once GitHub has
-                            // recomputed mergeability against the new base.
-                            Refusal::BaseMoved => {
-                                base_moves += 1;
-                                self.progress(task, "base_moved", Said::new("base-moved")).await;
-                                if !self.pause().await {
-                                    return End::Suspended;
-                                }
-                            }
-                            // Already merged or closed (a read that lagged), or truly refused.
-                            Refusal::Stands => {
-                                let refused = Said::new("merge-refused").with("message", m);
-                                return self.read_back(task, &job, &settings, MergeCall::Refused, refused).await;
-                            }
-                        },
-                        // Never retried blindly: read the PR back.
-                        Err(e) if e.is_uncertain() => {
-                            return self
-                                .read_back(task, &job, &settings, MergeCall::Lost, Said::new("unknown-after-error"))
-                                .await;
-                        }
-                        Err(e) => return End::Blocked(Said::new("merge-failed").with("error", e)),
                     }
                 }
                 Step::Enqueue { sha } => {
@@ -382,6 +342,7 @@ impl Merger {
         task: &Task,
         pr: &PullRequest,
         settings: &kandev_core::api::GithubWorkspaceSettings,
+        method: &str,
         sha: &str,
     ) {
         let _ = self
@@ -389,7 +350,7 @@ impl Merger {
             .record(
                 task,
                 EVENT_MERGED,
-                json!({"pr_url": pr.html_url, "sha": sha, "merge_method": settings.merge_method}),
+                json!({"pr_url": pr.html_url, "sha": sha, "merge_method": method}),
                 &Actor::Merger,
             )
             .await;
@@ -448,6 +409,6 @@ impl Merger {
 
 /// The first seven characters of a SHA; GitHub's text is untrusted, so never
 /// slice inside a character.
-fn short(sha: &str) -> &str {
+pub(super) fn short(sha: &str) -> &str {
     sha.char_indices().nth(7).map_or(sha, |(at, _)| &sha[..at])
 }

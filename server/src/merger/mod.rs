@@ -5,6 +5,7 @@
 //! the task `done` or `blocked` with a reason. Jobs survive restarts.
 
 mod job;
+mod merge_call;
 mod read;
 mod read_back;
 

@@ -17,6 +17,8 @@ pub(super) struct Reading {
     pub snapshot: PrSnapshot,
     pub verdict: CiVerdict,
     pub facts: Facts,
+    /// The merge methods the branch's rulesets allow (`None`: any).
+    pub merge_methods: Option<Vec<String>>,
 }
 
 /// A read that failed, and what was being read (for the reason).
@@ -58,6 +60,7 @@ impl Merger {
                 snapshot,
                 verdict: CiVerdict::Green,
                 facts: Facts::default(),
+                merge_methods: None,
             });
         }
         let protection = client
@@ -101,6 +104,7 @@ impl Merger {
             snapshot,
             verdict,
             facts,
+            merge_methods: rules.merge_methods,
         })
     }
 

@@ -12,12 +12,13 @@ use kandev_core::api::Task;
 impl Merger {
     /// Reads the PR back after a merge call that was refused or whose answer
     /// was lost, until a read shows it merged or closed or core's waits are
-    /// spent; then `otherwise` stands.
+    /// spent; then `otherwise` stands. `method`: the one the call asked for.
     pub(super) async fn read_back(
         &self,
         task: &Task,
         job: &MergerJob,
         settings: &kandev_core::api::GithubWorkspaceSettings,
+        method: &str,
         call: MergeCall,
         otherwise: Said,
     ) -> End {
@@ -25,7 +26,7 @@ impl Merger {
             let wait = match self.github.client().pull(&job.owner, &job.repo, job.pr_number).await {
                 Ok(after) => match read_back(call, after.merged || after.merged_at.is_some(), &after.state, attempt) {
                     ReadBack::Merged => {
-                        self.merged(task, &after, settings, "").await;
+                        self.merged(task, &after, settings, method, "").await;
                         return End::Done(merged_summary(job.pr_number));
                     }
                     ReadBack::Complete(said) => return End::Done(said),

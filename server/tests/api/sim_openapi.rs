@@ -150,6 +150,8 @@ async fn every_simulator_answer_validates_against_githubs_openapi_description() 
             required_approvals: 1,
             thread_resolution: true,
             merge_queue: true,
+            allowed_merge_methods: Some(vec!["squash".into(), "rebase".into()]),
+            linear_history: true,
             ..Default::default()
         },
     )
@@ -291,8 +293,12 @@ async fn every_simulator_answer_validates_against_githubs_openapi_description() 
     stale.body = Some(json!({"sha": "0".repeat(40)}));
     calls.push(stale);
     let mut refused = call(Method::PUT, format!("/repos/acme/api/pulls/{plain}/merge"), merge, 405);
-    refused.body = Some(json!({"sha": sha}));
+    refused.body = Some(json!({"sha": sha, "merge_method": "squash"}));
     calls.push(refused);
+    // A method the ruleset does not allow.
+    let mut method = call(Method::PUT, format!("/repos/acme/api/pulls/{plain}/merge"), merge, 422);
+    method.body = Some(json!({"sha": sha, "merge_method": "merge"}));
+    calls.push(method);
 
     let http = reqwest::Client::new();
     let mut failures = vec![];
