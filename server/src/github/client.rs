@@ -34,7 +34,8 @@ pub enum GithubError {
     /// 422
     #[error("unprocessable: {0}")]
     Unprocessable(String),
-    #[error("rate limited until {0}")]
+    /// Until when, in epoch seconds.
+    #[error("rate limited until {}", utc_text(*.0))]
     RateLimited(u64),
     #[error("GitHub server error {0}")]
     Server(u16),
@@ -60,6 +61,14 @@ impl From<kandev_core::github_path::BadName> for GithubError {
 
 use kandev_core::checks::{Check, Requirement, from_commit_status};
 use kandev_core::github_path::{PER_PAGE, git_ref as ref_path, graphql_url, next_page, query_value, repo as repo_path};
+
+/// Epoch seconds as a time a person reads in a block reason.
+fn utc_text(epoch: u64) -> String {
+    i64::try_from(epoch)
+        .ok()
+        .and_then(|s| chrono::DateTime::from_timestamp(s, 0))
+        .map_or_else(|| epoch.to_string(), |t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+}
 
 impl GithubError {
     /// Whether a request may have been applied even though it failed.
@@ -707,5 +716,22 @@ impl GithubClient {
         let q = query_value(query);
         self.get(&format!("/search/repositories?q={q}&per_page=20"), false)
             .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GithubError;
+
+    #[test]
+    fn a_rate_limit_says_until_when_in_words_a_person_reads() {
+        assert_eq!(
+            GithubError::RateLimited(1_796_535_400).to_string(),
+            "rate limited until 2026-12-06 05:36:40 UTC"
+        );
+        assert_eq!(
+            GithubError::RateLimited(u64::MAX).to_string(),
+            format!("rate limited until {}", u64::MAX)
+        );
     }
 }

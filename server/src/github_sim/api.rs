@@ -23,7 +23,14 @@ pub struct Answer {
     pub deliveries: Vec<(&'static str, Option<Value>)>,
     /// The `Link` header of a paginated list.
     pub link: Option<String>,
+    /// The `retry-after` header of a secondary rate limit, in seconds.
+    pub retry_after: Option<u64>,
 }
+
+static SECONDARY_LIMIT: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+    json!({"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+           "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"})
+});
 
 impl Answer {
     pub fn ok(body: Value) -> Self {
@@ -36,6 +43,15 @@ impl Answer {
             body,
             deliveries: vec![],
             link: None,
+            retry_after: None,
+        }
+    }
+
+    /// GitHub's secondary rate limit: 403, wait `secs` before trying again.
+    pub fn secondary_limit(secs: u64) -> Self {
+        Answer {
+            retry_after: Some(secs),
+            ..Answer::new(StatusCode::FORBIDDEN, SECONDARY_LIMIT.clone())
         }
     }
 
@@ -203,11 +219,7 @@ fn gate(s: &mut SimState, headers: &HeaderMap, op: &Op) -> (Gate, Duration) {
             }
             wait += Duration::from_millis(f.delay_ms);
             if let Some(secs) = f.retry_after {
-                let mut r = json_response(
-                    StatusCode::FORBIDDEN,
-                    json!({"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
-                           "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}),
-                );
+                let mut r = json_response(StatusCode::FORBIDDEN, SECONDARY_LIMIT.clone());
                 put(r.headers_mut(), "retry-after", secs.to_string());
                 return (Gate::Answer(r), wait);
             }
@@ -287,6 +299,9 @@ pub async fn api(
             }
             if let Some(link) = answer.link {
                 put(r.headers_mut(), "link", link);
+            }
+            if let Some(secs) = answer.retry_after {
+                put(r.headers_mut(), "retry-after", secs.to_string());
             }
             (with_limits(&s, &op, r), answer.deliveries)
         }

@@ -57,6 +57,10 @@ pub async fn endpoint(State(sim): State<Simulator>, h: HeaderMap, body: Bytes) -
                 );
             }
         };
+        if op.mutation && s.faults.mutations_rate_limited > 0 {
+            s.faults.mutations_rate_limited -= 1;
+            return Answer::secondary_limit(1);
+        }
         // Points, as GitHub charges them: a query by the connections it may
         // read, a mutation one.
         let points = if op.mutation { 1 } else { cost(&op.selection) };

@@ -261,6 +261,10 @@ pub struct Faults {
     /// the base (someone pushed, another PR merged).
     #[serde(default)]
     pub base_moves_before_merge: u32,
+    /// The next this many GraphQL mutations hit a secondary rate limit (403,
+    /// `retry-after: 1`): GitHub limits writes more strictly than reads.
+    #[serde(default)]
+    pub mutations_rate_limited: u32,
 }
 
 /// A fault on one repository's requests, as GitHub answers them.

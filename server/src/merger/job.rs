@@ -278,6 +278,15 @@ impl Merger {
                                 return End::Suspended;
                             }
                         }
+                        AfterMerge::Limited(e) => {
+                            let failure = classify(&e, &Said::new("merging-call"));
+                            if let Err(end) = self
+                                .after_failure(failure, &mut retries, &mut failing_since, &policy)
+                                .await
+                            {
+                                return end;
+                            }
+                        }
                     }
                 }
                 Step::Enqueue { sha } => {
@@ -307,6 +316,16 @@ impl Merger {
                         Err(e) if e.is_uncertain() => {
                             if !self.pause().await {
                                 return End::Suspended;
+                            }
+                        }
+                        // Not processed: wait as GitHub says, then read again.
+                        Err(e) if e.is_rate_limit() => {
+                            let failure = classify(&e, &Said::new("merging-call"));
+                            if let Err(end) = self
+                                .after_failure(failure, &mut retries, &mut failing_since, &policy)
+                                .await
+                            {
+                                return end;
                             }
                         }
                         Err(e) => return End::Blocked(Said::new("enqueue-failed").with("error", e)),

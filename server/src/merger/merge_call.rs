@@ -31,6 +31,9 @@ pub(super) enum AfterMerge {
     ReadAgain,
     /// Read again after one poll, when GitHub has caught up.
     Pause,
+    /// GitHub did not take the call (a rate limit): wait as it says, then
+    /// read again.
+    Limited(GithubError),
 }
 
 impl Merger {
@@ -124,6 +127,8 @@ impl Merger {
                 )
                 .await,
             ),
+            // A rate-limited request was not processed: nothing to read back.
+            Err(e) if e.is_rate_limit() => AfterMerge::Limited(e),
             Err(e) => AfterMerge::End(End::Blocked(Said::new("merge-failed").with("error", e))),
         }
     }

@@ -71,6 +71,20 @@ impl Sim {
             .expect("check run");
     }
 
+    /// Opens a PR whose `build` passed; returns its number.
+    pub fn green_pr(&self, title: &str) -> i64 {
+        let (n, sha) = self.open(title);
+        self.green_build(&sha);
+        n
+    }
+
+    /// Classic protection on acme/api requires `build`.
+    pub fn require_build(&self) {
+        self.sim
+            .set_required_checks("acme", "api", Some(vec!["build".into()]))
+            .expect("protection");
+    }
+
     /// From now on, reads show a PR as it was `ms` before a merge, close or
     /// push (its webhook already says what happened).
     /// Adds a ruleset on acme/api's default branch, as `shape` makes it.

@@ -13,8 +13,7 @@ use crate::support::{Db, TestApp};
 
 /// A green PR and an app; returns the app, the workspace and the PR.
 async fn green_pr(gh: &Sim, title: &str) -> (TestApp, String, i64) {
-    let (n, sha) = gh.open(title);
-    gh.green_build(&sha);
+    let n = gh.green_pr(title);
     let app = fast(gh, Db::Sqlite).start().await;
     let ws = app.workspace_with_repo("W").await;
     (app, ws, n)

@@ -8,31 +8,16 @@ use kandev_core::merger::BASE_MOVED_RETRIES;
 use kandev_server::github_sim::Faults;
 use serde_json::json;
 
-use crate::github_support::{Sim, approve_in, approve_with_pr, fast, last_of, simulator, wait_merged, wait_status};
+use crate::github_support::{approve_in, approve_with_pr, fast, last_of, simulator, wait_merged, wait_status};
 use crate::support::Db;
 
 const BASE_MOVED: &str = "Base branch was modified. Review and try the merge again.";
 
-/// A PR whose required `build` passed.
-fn green(gh: &Sim, title: &str) -> i64 {
-    let (n, sha) = gh.open(title);
-    gh.sim
-        .set_check_run("acme", "api", &sha, "build", "completed", Some("success"))
-        .unwrap();
-    n
-}
-
-fn required_build(gh: &Sim) {
-    gh.sim
-        .set_required_checks("acme", "api", Some(vec!["build".into()]))
-        .unwrap();
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_base_that_moved_under_the_merge_is_read_again_and_the_pr_merges() {
     let gh = simulator().await;
-    required_build(&gh);
-    let n = green(&gh, "Busy base");
+    gh.require_build();
+    let n = gh.green_pr("Busy base");
     gh.sim.set_faults(Faults {
         base_moves_before_merge: 1,
         ..Default::default()
@@ -59,8 +44,8 @@ async fn a_base_that_moved_under_the_merge_is_read_again_and_the_pr_merges() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_base_that_keeps_moving_blocks_with_github_s_refusal_after_bounded_retries() {
     let gh = simulator().await;
-    required_build(&gh);
-    let n = green(&gh, "Very busy base");
+    gh.require_build();
+    let n = gh.green_pr("Very busy base");
     gh.sim.set_faults(Faults {
         base_moves_before_merge: 1000,
         ..Default::default()
@@ -84,7 +69,7 @@ async fn a_base_that_keeps_moving_blocks_with_github_s_refusal_after_bounded_ret
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approved_prs_into_one_base_all_merge_though_each_merge_moves_the_base() {
     let gh = simulator().await;
-    required_build(&gh);
+    gh.require_build();
     let app = fast(&gh, Db::Sqlite).start().await;
     let ws = app.workspace_with_repo("W").await;
     let mut shas = vec![];
