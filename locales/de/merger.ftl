@@ -9,7 +9,10 @@ merger-closed-unmerged = PR ohne Merge geschlossen
 merger-draft = PR ist ein Entwurf
 merger-conflict = Merge-Konflikt, manuelles Rebase nötig
 merger-unknown-after-error = Merge-Status nach einem GitHub-Fehler unbekannt; bitte den PR prüfen
-merger-fell-behind-again = Der Branch ist nach einem Update erneut hinter seine Basis zurückgefallen; bitte aktualisieren und erneut freigeben
+merger-fell-behind-again = Der Branch ist nach { $count } { $count ->
+        [one] Update
+       *[other] Updates
+    } erneut hinter seine Basis zurückgefallen; bitte aktualisieren und erneut freigeben
 merger-ci-failing = CI schlägt fehl: { $checks }
 merger-queue-timeout = nach { $minutes } Min. noch in der Merge-Warteschlange (Position { $position })
 merger-dequeued = aus der Merge-Warteschlange entfernt: { $reason }

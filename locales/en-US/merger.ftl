@@ -9,7 +9,10 @@ merger-closed-unmerged = PR closed without merge
 merger-draft = PR is draft
 merger-conflict = merge conflict, manual rebase needed
 merger-unknown-after-error = merge state unknown after a GitHub error; check the PR
-merger-fell-behind-again = the branch fell behind its base again after one update; update it and approve again
+merger-fell-behind-again = the branch fell behind its base again after { $count } { $count ->
+        [one] update
+       *[other] updates
+    }; update it and approve again
 merger-ci-failing = CI failing: { $checks }
 merger-queue-timeout = still in the merge queue after { $minutes } min (position { $position })
 merger-dequeued = removed from the merge queue: { $reason }

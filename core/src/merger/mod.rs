@@ -43,8 +43,8 @@ pub struct JobState {
     pub wait_started_at: Option<DateTime<Utc>>,
     /// The head the current wait is for; a new head restarts the wait.
     pub waiting_on_sha: String,
-    /// The branch has been brought up to date once already.
-    pub updated_branch: bool,
+    /// How many times this job brought the branch up to date.
+    pub branch_updates: u32,
     /// The head an accepted update-branch will replace: while GitHub still
     /// shows it, the update has not landed yet.
     pub update_from_sha: String,
@@ -56,6 +56,12 @@ pub struct JobState {
 pub struct Policy {
     pub timeout_minutes: u64,
 }
+
+/// A branch that falls behind its base (strict protection, and the base
+/// moved: another PR merged) is brought up to date this many times, then
+/// the job blocks: each update costs a CI run, and a base that busy wants
+/// the merge queue.
+pub const MAX_BRANCH_UPDATES: u32 = 5;
 
 /// The next thing to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,7 +142,7 @@ pub fn update_requested(job: &JobState, head: &str, now: DateTime<Utc>) -> JobSt
     JobState {
         wait_started_at: Some(now),
         waiting_on_sha: head.to_string(),
-        updated_branch: true,
+        branch_updates: job.branch_updates.saturating_add(1),
         update_from_sha: head.to_string(),
         queued: job.queued,
     }
@@ -180,8 +186,8 @@ fn wait_or_block(
 }
 
 /// One decision. Order: merged, closed, a queued PR's entry, draft, failing
-/// required checks, conflict, behind (update once, and wait for the update
-/// to land), pending checks or unknown mergeability, missing reviews (each
+/// required checks, conflict, behind (update, up to `MAX_BRANCH_UPDATES`
+/// times, and wait for the update to land), pending checks or unknown mergeability, missing reviews (each
 /// wait bounded by the timeout), then merge — or enqueue where the branch
 /// requires the merge queue — with the head SHA pinned.
 pub fn decide(
@@ -243,8 +249,8 @@ pub fn decide(
         );
     }
     if pr.mergeable_state == "behind" {
-        return if job.updated_branch {
-            Step::Block(Said::new("fell-behind-again"))
+        return if job.branch_updates >= MAX_BRANCH_UPDATES {
+            Step::Block(Said::new("fell-behind-again").with("count", job.branch_updates))
         } else {
             Step::UpdateBranch {
                 expected_head_sha: pr.head_sha.clone(),

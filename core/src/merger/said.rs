@@ -66,9 +66,11 @@ impl Said {
             "draft" => "PR is draft".into(),
             "conflict" => "merge conflict, manual rebase needed".into(),
             "unknown-after-error" => "merge state unknown after a GitHub error; check the PR".into(),
-            "fell-behind-again" => {
-                "the branch fell behind its base again after one update; update it and approve again".into()
-            }
+            "fell-behind-again" => format!(
+                "the branch fell behind its base again after {} {}; update it and approve again",
+                a("count"),
+                plural("count", "update", "updates")
+            ),
             "ci-failing" => format!("CI failing: {}", a("checks")),
             "queue-timeout" => format!(
                 "still in the merge queue after {} min (position {})",
@@ -187,7 +189,6 @@ pub fn examples() -> Vec<Said> {
         "draft",
         "conflict",
         "unknown-after-error",
-        "fell-behind-again",
         "dequeued-silently",
         "not-configured",
         "mergeability",
@@ -215,6 +216,8 @@ pub fn examples() -> Vec<Said> {
         Said::new("queue-timeout").with("minutes", 10).with("position", 2),
         Said::new("dequeued").with("reason", "checks failed"),
         Said::new("update-timeout").with("minutes", 10),
+        Said::new("fell-behind-again").with("count", 5),
+        Said::new("fell-behind-again").with("count", 1),
         Said::new("checks-timeout")
             .with("minutes", 10)
             .list("pending", vec![check.clone(), Said::new("mergeability")]),

@@ -9,7 +9,7 @@ use crate::checks::{Awaited, CiVerdict, from_check_run};
 // the API have them; the sentences' ids are checked at the end.
 const ALREADY_MERGED: &str = "PR already merged";
 const CONFLICT: &str = "merge conflict, manual rebase needed";
-const FELL_BEHIND_AGAIN: &str = "the branch fell behind its base again after one update; update it and approve again";
+const FELL_BEHIND_AGAIN: &str = "the branch fell behind its base again after 5 updates; update it and approve again";
 const AWAITING_UPDATE: &str = "the branch update";
 
 /// A decision with its sentences in English.
@@ -142,7 +142,7 @@ fn conflicts_block_and_behind_updates_once() {
         }
     );
     let updated = JobState {
-        updated_branch: true,
+        branch_updates: MAX_BRANCH_UPDATES,
         ..Default::default()
     };
     assert!(matches!(
@@ -330,7 +330,7 @@ fn update_branch_with_a_delay_waits_for_the_new_head_instead_of_blocking() {
         ),
         Step::Merge { sha: "h2".into() }
     );
-    // Behind again on the new head: that is the one real "fell behind again".
+    // Behind again on the new head (the base moved again): updated again.
     assert_eq!(
         decide(
             &snap("h2", "behind"),
@@ -339,6 +339,43 @@ fn update_branch_with_a_delay_waits_for_the_new_head_instead_of_blocking() {
             &asked,
             &POLICY,
             at(4)
+        ),
+        Step::UpdateBranch {
+            expected_head_sha: "h2".into()
+        }
+    );
+}
+
+#[test]
+fn a_branch_that_keeps_falling_behind_is_updated_a_bounded_number_of_times() {
+    let mut job = JobState::default();
+    for (i, head) in ["h1", "h2", "h3", "h4", "h5"].into_iter().enumerate() {
+        assert_eq!(job.branch_updates, i as u32);
+        let step = decide(
+            &snap(head, "behind"),
+            &CiVerdict::Green,
+            &Facts::default(),
+            &job,
+            &POLICY,
+            at(1),
+        );
+        assert_eq!(
+            step,
+            Step::UpdateBranch {
+                expected_head_sha: head.into()
+            }
+        );
+        job = update_requested(&job, head, at(1));
+    }
+    assert_eq!(job.branch_updates, MAX_BRANCH_UPDATES);
+    assert_eq!(
+        decide(
+            &snap("h6", "behind"),
+            &CiVerdict::Green,
+            &Facts::default(),
+            &job,
+            &POLICY,
+            at(2)
         ),
         Step::Block(FELL_BEHIND_AGAIN.into())
     );

@@ -47,6 +47,9 @@ struct ReviewBody {
 #[derive(Deserialize)]
 struct Required {
     required_checks: Option<Vec<SimRequired>>,
+    /// "Require branches to be up to date before merging".
+    #[serde(default)]
+    strict: bool,
 }
 
 #[derive(Deserialize)]
@@ -168,7 +171,10 @@ pub fn router(sim: Simulator) -> Router {
             "/_sim/repos/{owner}/{repo}/protection",
             put(
                 |State(s): State<Simulator>, Path((o, r)): Path<(String, String)>, Json(b): Json<Required>| async move {
-                    reply(s.protect_with_checks(&o, &r, b.required_checks))
+                    reply(
+                        s.protect_with_checks(&o, &r, b.required_checks)
+                            .and_then(|()| s.require_up_to_date(&o, &r, b.strict)),
+                    )
                 },
             ),
         )

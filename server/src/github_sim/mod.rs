@@ -359,6 +359,15 @@ impl Simulator {
         Ok(())
     }
 
+    /// Classic protection's "Require branches to be up to date before
+    /// merging" (`strict`): from now on a move of the base puts every other
+    /// open PR into it behind.
+    pub fn require_up_to_date(&self, owner: &str, name: &str, strict: bool) -> SimResult<()> {
+        let mut s = self.lock();
+        s.repo_mut(owner, name).ok_or_else(|| missing("repository"))?.strict = strict;
+        Ok(())
+    }
+
     /// Classic branch protection's required approving reviews.
     pub fn set_required_approvals(&self, owner: &str, name: &str, count: u32) -> SimResult<()> {
         let mut s = self.lock();

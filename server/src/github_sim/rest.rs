@@ -168,7 +168,7 @@ async fn required_checks(State(sim): State<Simulator>, Path((o, r, branch)): Ref
                 let contexts: Vec<&String> = list.iter().map(|c| &c.context).collect();
                 let url = format!("{API}/repos/{o}/{r}/branches/{branch}/protection/required_status_checks");
                 Answer::ok(json!({"url": url.clone(), "contexts_url": format!("{url}/contexts"),
-                                  "strict": true, "contexts": contexts, "checks": checks}))
+                                  "strict": repo.strict, "contexts": contexts, "checks": checks}))
             }
             None => message(StatusCode::NOT_FOUND, "Branch not protected"),
         },
@@ -221,7 +221,7 @@ async fn branch_rules(
                         .collect();
                     rules.push(info(
                         "required_status_checks",
-                        json!({"required_status_checks": checks, "strict_required_status_checks_policy": false}),
+                        json!({"required_status_checks": checks, "strict_required_status_checks_policy": rs.strict}),
                     ));
                 }
                 if rs.required_approvals > 0 || rs.thread_resolution || rs.allowed_merge_methods.is_some() {
@@ -303,6 +303,12 @@ async fn merge(State(sim): State<Simulator>, Path((o, r, n)): PrPath, h: HeaderM
             && let Some((status, refusal)) = repo.method_refusal(&pr.base_ref, &method)
         {
             return message(status, &refusal);
+        }
+        if pr.state == "open" && pr.behind && repo.up_to_date_required(&pr.base_ref) {
+            return message(
+                StatusCode::CONFLICT,
+                "Head branch is out of date. Review and try the merge again.",
+            );
         }
         if pr.state == "open" && pr.base_moved && !mergeable_known(pr) {
             return message(

@@ -151,6 +151,14 @@ impl SimRepo {
         None
     }
 
+    /// Whether a head must be up to date with `base` to merge: strict
+    /// required checks, from classic protection or a ruleset.
+    pub fn up_to_date_required(&self, base: &str) -> bool {
+        self.applies(base)
+            && ((self.strict && self.required_checks.is_some())
+                || self.rulesets.iter().any(|r| r.strict && !r.required_checks.is_empty()))
+    }
+
     /// Why GitHub refuses a merge into `base` by `method`, whatever the PR:
     /// the repository's settings, then the rulesets' allowed methods, then
     /// linear history. The rulesets' status is not documented; GitHub

@@ -147,6 +147,10 @@ pub struct SimRuleset {
     /// A `required_linear_history` rule: no merge commits.
     #[serde(default)]
     pub linear_history: bool,
+    /// `strict_required_status_checks_policy`: the head must be up to date
+    /// with the base before it merges.
+    #[serde(default)]
+    pub strict: bool,
 }
 
 /// A repository's merge-button settings, as `PATCH /repos/{owner}/{repo}`
@@ -170,6 +174,9 @@ pub struct SimRepo {
     pub default_branch: String,
     /// Classic branch protection: required status checks.
     pub required_checks: Option<Vec<SimRequired>>,
+    /// Classic protection's `strict`: "Require branches to be up to date
+    /// before merging".
+    pub strict: bool,
     /// Classic branch protection: required approving reviews.
     pub required_approvals: u32,
     pub rulesets: Vec<SimRuleset>,
@@ -471,10 +478,13 @@ impl SimState {
         let Some(repo) = self.repo_mut(owner, name) else {
             return;
         };
+        let strict = repo.up_to_date_required(base);
         for pr in repo.prs.values_mut() {
             if pr.state == "open" && pr.base_ref.eq_ignore_ascii_case(base) && Some(pr.number) != except {
                 pr.mergeable_unknown_until = Some(until);
                 pr.base_moved = true;
+                // Out of date with the new base: only strict protection says so.
+                pr.behind |= strict;
             }
         }
     }

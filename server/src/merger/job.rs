@@ -184,7 +184,7 @@ impl Merger {
             let state = JobState {
                 wait_started_at: job.wait_started_at,
                 waiting_on_sha: job.waiting_on_sha.clone(),
-                updated_branch: job.updated_branch,
+                branch_updates: job.branch_updates,
                 update_from_sha: job.update_from_sha.clone(),
                 queued: job.queued,
             };
@@ -351,7 +351,7 @@ impl Merger {
     fn remember(&self, job: &mut MergerJob, state: JobState) {
         job.wait_started_at = state.wait_started_at;
         job.waiting_on_sha = state.waiting_on_sha;
-        job.updated_branch = state.updated_branch;
+        job.branch_updates = state.branch_updates;
         job.update_from_sha = state.update_from_sha;
         job.queued = state.queued;
     }

@@ -177,7 +177,7 @@ impl MergeStarter for MergerHandle {
             timeout_minutes: minutes as i64,
             wait_started_at: None,
             waiting_on_sha: String::new(),
-            updated_branch: false,
+            branch_updates: 0,
             update_from_sha: String::new(),
             queued: false,
             pr_node_id: String::new(),

@@ -16,7 +16,9 @@ pub struct MergerJob {
     pub timeout_minutes: i64,
     pub wait_started_at: Option<DateTime<Utc>>,
     pub waiting_on_sha: String,
-    pub updated_branch: bool,
+    /// Times the job brought the branch up to date (the column's name
+    /// predates the count; an older row's 1 is one update).
+    pub branch_updates: u32,
     pub update_from_sha: String,
     pub queued: bool,
     /// The PR's GraphQL node id once it was enqueued (to dequeue it).
@@ -33,7 +35,7 @@ fn job(row: &AnyRow) -> StoreResult<MergerJob> {
         timeout_minutes: row.int("timeout_minutes")?,
         wait_started_at: row.opt_time("wait_started_at")?,
         waiting_on_sha: row.text("waiting_on_sha")?,
-        updated_branch: row.flag("updated_branch")?,
+        branch_updates: u32::try_from(row.int("updated_branch")?.max(0)).unwrap_or(u32::MAX),
         update_from_sha: row.text("update_from_sha")?,
         queued: row.flag("queued")?,
         pr_node_id: row.text("pr_node_id")?,
@@ -137,7 +139,7 @@ impl Store {
         .bind(j.timeout_minutes)
         .bind(opt_time_to_text(j.wait_started_at))
         .bind(&j.waiting_on_sha)
-        .bind(flag(j.updated_branch))
+        .bind(i64::from(j.branch_updates))
         .bind(&j.update_from_sha)
         .bind(flag(j.queued))
         .bind(&j.pr_node_id)
@@ -158,7 +160,7 @@ impl Store {
         .bind(&j.state)
         .bind(opt_time_to_text(j.wait_started_at))
         .bind(&j.waiting_on_sha)
-        .bind(flag(j.updated_branch))
+        .bind(i64::from(j.branch_updates))
         .bind(&j.update_from_sha)
         .bind(flag(j.queued))
         .bind(&j.pr_node_id)

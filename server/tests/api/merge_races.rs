@@ -5,11 +5,13 @@
 //! same moment. Once GitHub has recomputed, the merge goes through.
 
 use kandev_core::merger::BASE_MOVED_RETRIES;
-use kandev_server::github_sim::Faults;
+use std::time::Duration;
+
+use kandev_server::github_sim::{AutoCi, Faults};
 use serde_json::json;
 
 use crate::github_support::{approve_in, approve_with_pr, fast, last_of, simulator, wait_merged, wait_status};
-use crate::support::Db;
+use crate::support::{Db, eventually};
 
 const BASE_MOVED: &str = "Base branch was modified. Review and try the merge again.";
 
@@ -68,8 +70,23 @@ async fn a_base_that_keeps_moving_blocks_with_github_s_refusal_after_bounded_ret
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approved_prs_into_one_base_all_merge_though_each_merge_moves_the_base() {
+    four_approved_prs_race(false).await;
+}
+
+/// Under "require branches to be up to date", each merge puts the others
+/// behind: the last of four is brought up to date three times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approved_prs_into_a_strict_base_all_merge_each_brought_up_to_date_as_it_moves() {
+    four_approved_prs_race(true).await;
+}
+
+async fn four_approved_prs_race(strict: bool) {
     let gh = simulator().await;
     gh.require_build();
+    if strict {
+        gh.sim.require_up_to_date("acme", "api", true).unwrap();
+        gh.sim.set_auto_ci("acme", "api", Some(fast_ci())).unwrap();
+    }
     let app = fast(&gh, Db::Sqlite).start().await;
     let ws = app.workspace_with_repo("W").await;
     let mut shas = vec![];
@@ -92,5 +109,46 @@ async fn approved_prs_into_one_base_all_merge_though_each_merge_moves_the_base()
         wait_merged(&app, t, *n).await;
     }
     assert_eq!(gh.sim.counters().merges, 4);
+    app.stop().await;
+}
+
+/// CI that passes `build` on every new commit (a branch update) soon after.
+fn fast_ci() -> AutoCi {
+    AutoCi {
+        checks: vec!["build".into()],
+        conclusion: "success".into(),
+        delay_ms: 100,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_strict_branch_that_falls_behind_again_is_brought_up_to_date_again_and_merges() {
+    let gh = simulator().await;
+    gh.require_build();
+    gh.sim.require_up_to_date("acme", "api", true).unwrap();
+    let mine = gh.green_pr("Mine");
+    let theirs = gh.green_pr("Theirs");
+    let also_theirs = gh.green_pr("Also theirs");
+    // CI on every new commit, slow enough for the base to move under it.
+    let ci = AutoCi {
+        checks: vec!["build".into()],
+        conclusion: "success".into(),
+        delay_ms: 1500,
+    };
+    gh.sim.set_auto_ci("acme", "api", Some(ci)).unwrap();
+    gh.sim.merge_pr("acme", "api", theirs).unwrap();
+    let first = gh.sim.pr("acme", "api", mine).unwrap().head_sha;
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, mine, "").await;
+    // The merger's update lands as a new head; before its CI reports, the
+    // base moves again and the branch is out of date once more.
+    eventually("the update to land", Duration::from_secs(20), || async {
+        gh.sim.pr("acme", "api", mine).unwrap().head_sha != first
+    })
+    .await;
+    gh.sim.merge_pr("acme", "api", also_theirs).unwrap();
+    wait_merged(&app, &t, mine).await;
+    assert_eq!(gh.sim.pr("acme", "api", mine).unwrap().update_branch_count, 2);
+    assert_eq!(gh.sim.counters().merges, 1, "only this PR merged through the API");
     app.stop().await;
 }
