@@ -2,7 +2,8 @@
 //! but one workspace spans many repositories: a repository's own settings
 //! may forbid it (readable only with admin rights, so learnt from GitHub's
 //! refusal), and its rulesets may allow fewer methods (`allowed_merge_methods`,
-//! linear history), which the merger reads before merging. A forbidden
+//! linear history, required signatures: GitHub cannot sign a rebase), which
+//! the merger reads before merging. A forbidden
 //! method is a settings mismatch, not a reason to leave a green PR unmerged.
 
 use crate::api::MERGE_METHODS;
@@ -10,8 +11,9 @@ use crate::api::MERGE_METHODS;
 /// The method GitHub refused as not allowed here, from its message: the
 /// repository's settings ("Squash merges are not allowed on this
 /// repository."), a ruleset ("Squash is not an allowed merge method in this
-/// repository.") or linear history ("The base branch does not accept merge
-/// commits."). `None` for any other refusal.
+/// repository."), linear history ("The base branch does not accept merge
+/// commits.") or required signatures ("Rebase merges cannot be automatically
+/// signed by GitHub"). `None` for any other refusal.
 pub fn refused_method(message: &str) -> Option<&'static str> {
     let m = message.to_ascii_lowercase();
     let named = |word: &str| {
@@ -25,7 +27,7 @@ pub fn refused_method(message: &str) -> Option<&'static str> {
         Some("merge")
     } else if named("squash") {
         Some("squash")
-    } else if named("rebase") {
+    } else if named("rebase") || m.contains("rebase merges cannot be automatically signed") {
         Some("rebase")
     } else {
         None
@@ -73,6 +75,10 @@ mod tests {
             ("Rebase is not an allowed merge method in this repository.", "rebase"),
             ("The base branch does not accept merge commits.", "merge"),
             ("GraphQL: Rebase merges are not allowed on this repository.", "rebase"),
+            (
+                "Base branch requires signed commits. Rebase merges cannot be automatically signed by GitHub",
+                "rebase",
+            ),
         ] {
             assert_eq!(refused_method(message), Some(method), "{message}");
         }

@@ -113,6 +113,11 @@ pub fn branch_rules(rules: &[Rule]) -> BranchRules {
                 let linear = ["squash".to_string(), "rebase".to_string()];
                 out.merge_methods = restrict(out.merge_methods.take(), &linear);
             }
+            // GitHub signs squash and merge commits, never a rebase's.
+            "required_signatures" => {
+                let signable = ["squash".to_string(), "merge".to_string()];
+                out.merge_methods = restrict(out.merge_methods.take(), &signable);
+            }
             "merge_queue" => out.merge_queue = true,
             _ => {}
         }
@@ -266,7 +271,19 @@ mod tests {
             methods(&[allows(&["merge", "squash"]), linear.clone()]),
             Some(vec!["squash".into()])
         );
-        assert_eq!(methods(&[linear]), Some(vec!["squash".into(), "rebase".into()]));
+        assert_eq!(
+            methods(std::slice::from_ref(&linear)),
+            Some(vec!["squash".into(), "rebase".into()])
+        );
+        let signed = Rule {
+            kind: "required_signatures".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            methods(std::slice::from_ref(&signed)),
+            Some(vec!["squash".into(), "merge".into()])
+        );
+        assert_eq!(methods(&[signed, linear]), Some(vec!["squash".into()]));
         assert_eq!(methods(&[allows(&["merge"]), allows(&["rebase"])]), Some(vec![]));
     }
 }

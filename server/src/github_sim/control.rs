@@ -50,6 +50,9 @@ struct Required {
     /// "Require branches to be up to date before merging".
     #[serde(default)]
     strict: bool,
+    /// "Require signed commits".
+    #[serde(default)]
+    required_signatures: bool,
 }
 
 #[derive(Deserialize)]
@@ -173,7 +176,8 @@ pub fn router(sim: Simulator) -> Router {
                 |State(s): State<Simulator>, Path((o, r)): Path<(String, String)>, Json(b): Json<Required>| async move {
                     reply(
                         s.protect_with_checks(&o, &r, b.required_checks)
-                            .and_then(|()| s.require_up_to_date(&o, &r, b.strict)),
+                            .and_then(|()| s.require_up_to_date(&o, &r, b.strict))
+                            .and_then(|()| s.require_signed_commits(&o, &r, b.required_signatures)),
                     )
                 },
             ),

@@ -368,6 +368,15 @@ impl Simulator {
         Ok(())
     }
 
+    /// Classic protection's "Require signed commits".
+    pub fn require_signed_commits(&self, owner: &str, name: &str, on: bool) -> SimResult<()> {
+        let mut s = self.lock();
+        s.repo_mut(owner, name)
+            .ok_or_else(|| missing("repository"))?
+            .signed_commits = on;
+        Ok(())
+    }
+
     /// Classic branch protection's required approving reviews.
     pub fn set_required_approvals(&self, owner: &str, name: &str, count: u32) -> SimResult<()> {
         let mut s = self.lock();

@@ -238,11 +238,12 @@ async fn branch_rules(
                                "allowed_merge_methods": methods}),
                     ));
                 }
-                if rs.linear_history {
-                    rules.push(
-                        json!({"type": "required_linear_history", "ruleset_source_type": "Repository",
-                                      "ruleset_source": format!("{}/{}", repo.owner, repo.name), "ruleset_id": rs.id}),
-                    );
+                // Rules without parameters.
+                for (on, kind) in [(rs.linear_history, "required_linear_history"), (rs.signatures, "required_signatures")] {
+                    if on {
+                        rules.push(json!({"type": kind, "ruleset_source_type": "Repository",
+                                          "ruleset_source": format!("{}/{}", repo.owner, repo.name), "ruleset_id": rs.id}));
+                    }
                 }
                 if rs.merge_queue {
                     rules.push(info(

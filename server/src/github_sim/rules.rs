@@ -188,6 +188,12 @@ impl SimRepo {
                 &format!("{word} is not an allowed merge method in this repository."),
             );
         }
+        if method == "rebase" && (self.signed_commits && self.applies(base) || rulesets().any(|r| r.signatures)) {
+            return refused(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "Base branch requires signed commits. Rebase merges cannot be automatically signed by GitHub",
+            );
+        }
         if method == "merge" && rulesets().any(|r| r.linear_history) {
             return refused(
                 StatusCode::METHOD_NOT_ALLOWED,

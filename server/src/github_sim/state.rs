@@ -151,6 +151,9 @@ pub struct SimRuleset {
     /// with the base before it merges.
     #[serde(default)]
     pub strict: bool,
+    /// A `required_signatures` rule: GitHub cannot sign a rebase.
+    #[serde(default)]
+    pub signatures: bool,
 }
 
 /// A repository's merge-button settings, as `PATCH /repos/{owner}/{repo}`
@@ -177,6 +180,9 @@ pub struct SimRepo {
     /// Classic protection's `strict`: "Require branches to be up to date
     /// before merging".
     pub strict: bool,
+    /// Classic protection's "Require signed commits" (its endpoint needs
+    /// admin rights, so Kandev learns it from the refusal).
+    pub signed_commits: bool,
     /// Classic branch protection: required approving reviews.
     pub required_approvals: u32,
     pub rulesets: Vec<SimRuleset>,

@@ -96,13 +96,7 @@ async fn linear_history_keeps_a_merge_commit_workspace_to_squash() {
     let gh = simulator().await;
     gh.ruleset(|r| r.linear_history = true);
     let (app, ws, n) = green_pr(&gh, "Linear").await;
-    let put = app
-        .put(
-            &format!("/api/v1/github/workspace-settings?workspace_id={ws}"),
-            json!({"merge_method": "merge"}),
-        )
-        .await;
-    assert_eq!(put.status, StatusCode::OK, "{}", put.body);
+    prefer(&app, &ws, "merge").await;
     let t = approve_in(&app, &ws, n, "").await;
     wait_merged(&app, &t, n).await;
     assert_eq!(
@@ -110,6 +104,56 @@ async fn linear_history_keeps_a_merge_commit_workspace_to_squash() {
         Some("squash")
     );
     assert_eq!(gh.sim.counters().merge_calls, 1);
+    app.stop().await;
+}
+
+/// Sets the workspace's merge method.
+async fn prefer(app: &TestApp, ws: &str, method: &str) {
+    let put = app
+        .put(
+            &format!("/api/v1/github/workspace-settings?workspace_id={ws}"),
+            json!({"merge_method": method}),
+        )
+        .await;
+    assert_eq!(put.status, StatusCode::OK, "{}", put.body);
+}
+
+/// GitHub signs squash and merge commits but cannot sign a rebase.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signed_commits_required_by_a_ruleset_keep_a_rebase_workspace_from_rebasing() {
+    let gh = simulator().await;
+    gh.ruleset(|r| r.signatures = true);
+    let (app, ws, n) = green_pr(&gh, "Signed").await;
+    prefer(&app, &ws, "rebase").await;
+    let t = approve_in(&app, &ws, n, "").await;
+    wait_merged(&app, &t, n).await;
+    assert_eq!(
+        gh.sim.pr("acme", "api", n).unwrap().merge_method.as_deref(),
+        Some("squash")
+    );
+    assert_eq!(gh.sim.counters().merge_calls, 1);
+    app.stop().await;
+}
+
+/// Classic protection's signature rule is read only with admin rights: the
+/// refusal says it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signed_commits_required_by_protection_are_learnt_from_github_s_refusal() {
+    let gh = simulator().await;
+    gh.sim.require_signed_commits("acme", "api", true).unwrap();
+    let (app, ws, n) = green_pr(&gh, "Signed too").await;
+    prefer(&app, &ws, "rebase").await;
+    let t = approve_in(&app, &ws, n, "").await;
+    let events = wait_merged(&app, &t, n).await;
+    assert!(
+        steps(&events)
+            .contains(&"method_refused: rebase merges are not allowed here; trying another method".to_string())
+    );
+    assert_eq!(
+        gh.sim.pr("acme", "api", n).unwrap().merge_method.as_deref(),
+        Some("squash")
+    );
+    assert_eq!(gh.sim.counters().merge_calls, 2);
     app.stop().await;
 }
 
