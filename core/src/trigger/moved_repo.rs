@@ -9,7 +9,8 @@ use serde_json::Value;
 use crate::task_pr::same_repository;
 
 /// `config` with every repository entry naming `from` (GitHub's names are
-/// case-insensitive) renamed to `to`; `None` when no entry names `from`.
+/// case-insensitive) renamed to `to`, case and all (push and CI filters
+/// match exactly); `None` when that changes nothing.
 /// An entry already naming `to` absorbs the old one rather than doubling.
 pub fn follow_repo_move(config: &Value, from: (&str, &str), to: (&str, &str)) -> Option<Value> {
     let repos = config.get("repos")?.as_array()?;
@@ -34,9 +35,9 @@ pub fn follow_repo_move(config: &Value, from: (&str, &str), to: (&str, &str)) ->
             out.push(entry);
         }
     }
-    let mut config = config.clone();
-    config["repos"] = Value::Array(out);
-    Some(config)
+    let mut moved = config.clone();
+    moved["repos"] = Value::Array(out);
+    (moved != *config).then_some(moved)
 }
 
 #[cfg(test)]
@@ -68,6 +69,17 @@ mod tests {
             follow_repo_move(&mixed, FROM, TO),
             Some(json!({"repos": [{"owner": "acme", "name": ""}, {"owner": "newco", "name": "service"}]}))
         );
+    }
+
+    #[test]
+    fn a_rename_that_only_changes_case_renames_the_entries_exactly() {
+        let config = json!({"repos": [{"owner": "acme", "name": "api"}, {"owner": "acme", "name": "API"}]});
+        assert_eq!(
+            follow_repo_move(&config, ("acme", "api"), ("Acme", "API")),
+            Some(json!({"repos": [{"owner": "Acme", "name": "API"}]}))
+        );
+        let already = json!({"repos": [{"owner": "Acme", "name": "API"}]});
+        assert_eq!(follow_repo_move(&already, ("acme", "api"), ("Acme", "API")), None);
     }
 
     #[test]

@@ -31,7 +31,9 @@ impl Simulator {
     pub fn move_repo(&self, owner: &str, name: &str, new_owner: &str, new_name: &str) -> SimResult<()> {
         let payloads = {
             let mut s = self.lock();
-            if s.repos.contains_key(&key(new_owner, new_name)) {
+            // A rename that only changes case keeps the repository's key.
+            let same = key(new_owner, new_name) == key(owner, name);
+            if !same && s.repos.contains_key(&key(new_owner, new_name)) {
                 return Err(SimError(format!("{new_owner}/{new_name} already exists")));
             }
             let current = s.repo(owner, name).map(|r| key(&r.owner, &r.name));

@@ -4,7 +4,6 @@
 //! `repository` delivery), so a crash keeps either every old name or every
 //! new one. Filters are rewritten by `kandev_core::trigger::moved_repo`.
 
-use kandev_core::task_pr::same_repository;
 use kandev_core::trigger::moved_repo::follow_repo_move;
 use serde_json::Value;
 use sqlx::{AnyConnection, Row};
@@ -26,14 +25,17 @@ pub async fn follow_repository_on(
     from: (&str, &str),
     to: (&str, &str),
 ) -> StoreResult<Followed> {
-    if same_repository(from, to) {
+    // A rename that only changes case is a rename too: push and CI filters
+    // match names exactly.
+    if from == to {
         return Ok(Followed::default());
     }
     let repositories = sqlx::query(
         "UPDATE repositories SET owner = $3, name = $4 \
          WHERE provider = 'github' AND lower(owner) = lower($1) AND lower(name) = lower($2) \
+         AND (owner <> $3 OR name <> $4) \
          AND NOT EXISTS (SELECT 1 FROM repositories n WHERE n.workspace_id = repositories.workspace_id \
-             AND lower(n.owner) = lower($3) AND lower(n.name) = lower($4))",
+             AND n.id <> repositories.id AND lower(n.owner) = lower($3) AND lower(n.name) = lower($4))",
     )
     .bind(from.0)
     .bind(from.1)

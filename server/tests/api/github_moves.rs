@@ -216,6 +216,26 @@ async fn a_rename_delivery_moves_the_registered_repository_and_the_filters_namin
     app.stop().await;
 }
 
+/// GitHub's names are case-insensitive, but push and CI filters match them
+/// exactly: a rename that only changes case must be followed too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_that_only_changes_case_is_followed_exactly() {
+    let gh = simulator().await;
+    let (app, ws, a) = named_automation(&gh, Db::Sqlite, true).await;
+    gh.sim.move_repo("acme", "api", "acme", "API").unwrap();
+    eventually(
+        "the automation to follow the new case",
+        Duration::from_secs(10),
+        || async {
+            filtered_on(&app, &a).await == json!([{"owner": "acme", "name": "API"}, {"owner": "other", "name": ""}])
+        },
+    )
+    .await;
+    let repos = app.get(&format!("/api/v1/workspaces/{ws}/repositories")).await.body;
+    assert_eq!(repos[0]["name"], "API", "{repos}");
+    app.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_automation_naming_a_renamed_repository_still_archives_its_merged_pr() {
     let gh = simulator().await;
