@@ -9,7 +9,7 @@ use kandev_core::task_pr::{STATE_OPEN, TaskPr};
 
 use super::GithubService;
 use super::client::GithubError;
-use super::sync::{Announce, Write};
+use super::sync::{Announce, Fetched, Write};
 use crate::board::PrLinker;
 use crate::error::{ServiceError, ServiceResult};
 
@@ -46,6 +46,12 @@ impl GithubService {
             .fetch(&pr.owner, &pr.repo, pr.number, &task.id, &task.workspace_id)
             .await
             .map_err(github_error)?;
+        self.store_read(pr, &read).await?;
+        Ok(read.row)
+    }
+
+    /// Stores a link as GitHub just read it, announced whatever it held.
+    async fn store_read(&self, pr: &PrRef, read: &Fetched) -> ServiceResult<()> {
         self.store_row(
             (&pr.owner, &pr.repo),
             &read.row,
@@ -54,7 +60,7 @@ impl GithubService {
             Announce::Always,
         )
         .await?;
-        Ok(read.row)
+        Ok(())
     }
 
     pub async fn list(&self, task_id: &str) -> ServiceResult<Vec<TaskPr>> {
@@ -113,12 +119,27 @@ impl GithubService {
 
 #[async_trait]
 impl PrLinker for GithubService {
-    /// The review hand-off and `github_pr` runs link their PR. Without GitHub
-    /// the link is stored from the reference alone, so the merger and the
-    /// poller can pick it up once GitHub is configured.
+    /// The review hand-off and `github_pr` runs link their PR. Without GitHub,
+    /// or when GitHub fails, is slow, rate limited or does not show a PR it
+    /// just created, the link is stored from the reference alone: the
+    /// hand-off named this PR, and a link lost here would leave its merge
+    /// unseen. The poller's next sweep reads it.
     async fn link(&self, task: &Task, pr: &PrRef) -> ServiceResult<()> {
         if self.client.is_configured() {
-            return self.associate(task, pr).await.map(|_| ());
+            match self
+                .fetch(&pr.owner, &pr.repo, pr.number, &task.id, &task.workspace_id)
+                .await
+            {
+                Ok(read) => {
+                    self.store_read(pr, &read).await?;
+                    return Ok(());
+                }
+                Err(e) if e.may_pass() => {
+                    tracing::warn!(task_id = %task.id, pr = %pr.url(), error = %e,
+                        "could not read the PR; linked from its reference, the poller's sweep reads it");
+                }
+                Err(e) => return Err(github_error(e)),
+            }
         }
         let row = TaskPr {
             task_id: task.id.clone(),
@@ -130,7 +151,7 @@ impl PrLinker for GithubService {
             state: STATE_OPEN.into(),
             ..Default::default()
         };
-        self.store_row((&row.owner, &row.repo), &row, "", Write::Whole, Announce::Always)
+        self.store_row((&row.owner, &row.repo), &row, "", Write::IfMissing, Announce::Always)
             .await?;
         Ok(())
     }

@@ -19,7 +19,7 @@ use super::model::PullRequest;
 use super::moved::log_followed;
 use crate::store::pr_moves::move_on;
 use crate::store::repo_moves::follow_repository_on;
-use crate::store::task_prs::{read_on, upsert_on, write_lifecycle_on};
+use crate::store::task_prs::{read_on, undetach_on, upsert_on, write_lifecycle_on};
 use crate::store::{StoreResult, TaskPrListing};
 
 /// What a write of a link row touches.
@@ -29,6 +29,9 @@ pub(crate) enum Write {
     Whole,
     /// State, merged_at, closed_at and last_synced_at (the reconcile path).
     Lifecycle,
+    /// A link from its reference alone: inserted when absent (announced),
+    /// else only undetached, never overwriting what a read stored.
+    IfMissing,
 }
 
 /// When a write announces itself, given the row stored before it.
@@ -225,6 +228,7 @@ impl GithubService {
         }
         let stored = read_on(&mut tx, &row.task_id, &row.owner, &row.repo, row.pr_number).await?;
         let publish = match (announce, stored.as_ref().map(|l| &l.pr)) {
+            _ if matches!(write, Write::IfMissing) => stored.is_none(),
             (Announce::Always, _) | (_, None) => true,
             (Announce::IfSyncChanged, Some(old)) => sync_changed(old, row),
             (Announce::IfLifecycleChanged, Some(old)) => lifecycle_changed(old, row),
@@ -232,6 +236,8 @@ impl GithubService {
         match write {
             Write::Whole => upsert_on(&mut tx, row, head_sha, now).await?,
             Write::Lifecycle => write_lifecycle_on(&mut tx, row).await?,
+            Write::IfMissing if stored.is_none() => upsert_on(&mut tx, row, head_sha, now).await?,
+            Write::IfMissing => undetach_on(&mut tx, row).await?,
         }
         let event = publish.then(|| {
             self.outbox

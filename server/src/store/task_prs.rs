@@ -128,6 +128,16 @@ pub async fn write_lifecycle_on(conn: &mut AnyConnection, pr: &TaskPr) -> StoreR
     Ok(())
 }
 
+/// Shows a detached link again, leaving what a read stored in it.
+pub async fn undetach_on(conn: &mut AnyConnection, pr: &TaskPr) -> StoreResult<()> {
+    sqlx::query("UPDATE task_prs SET detached_at = NULL WHERE task_id = $1 AND pr_key = $2")
+        .bind(&pr.task_id)
+        .bind(pr_key(&pr.owner, &pr.repo, pr.pr_number))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 /// One link, detached or not, read on `conn`.
 pub async fn read_on(
     conn: &mut AnyConnection,

@@ -44,6 +44,7 @@ mod overload;
 mod pinned_checks;
 mod repository_choice;
 mod retention;
+mod review_links;
 mod run_starts;
 mod sim_openapi;
 mod store_pools;
