@@ -30,7 +30,6 @@ mod logs;
 mod lone_writes;
 mod merge_github;
 mod merge_lag;
-mod merge_limits;
 mod merge_methods;
 mod merge_races;
 mod merge_settings;

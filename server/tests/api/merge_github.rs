@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use kandev_server::clock::ManualClock;
-use kandev_server::github_sim::{AutoCi, PrPatch, RepoFault, Timing};
+use kandev_server::github_sim::{AutoCi, Faults, PrPatch, RepoFault, Timing};
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -280,31 +280,41 @@ async fn check_runs_past_the_first_page_are_read() {
     app.stop().await;
 }
 
+/// A secondary rate limit on a read, or on the merge call itself (GitHub
+/// limits writes more strictly): the request was not processed, so it is
+/// waited out and decided again, never a blocked task.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_secondary_rate_limit_is_waited_out_and_the_merge_goes_through() {
-    let gh = simulator().await;
-    green_ci(&gh);
-    let (n, _) = gh.open("Busy");
-    let app = fast(&gh, Db::Sqlite).start().await;
-    gh.sim.set_repo_fault(
-        "acme",
-        "api",
-        Some(RepoFault {
-            operation: Some("pull".into()),
-            times: 1,
-            retry_after: Some(2),
-            ..Default::default()
-        }),
-    );
-    let started = Instant::now();
-    let t = approve_with_pr(&app, n, "").await;
-    wait_status(&app, &t, "done").await;
-    assert!(
-        started.elapsed() >= Duration::from_secs(1),
-        "the retry-after was honoured"
-    );
-    assert_eq!(gh.sim.counters().merge_calls, 1);
-    app.stop().await;
+async fn a_secondary_rate_limit_on_a_read_or_the_merge_is_waited_out_and_the_merge_goes_through() {
+    for operation in ["pull", "merge"] {
+        let gh = simulator().await;
+        green_ci(&gh);
+        let (n, _) = gh.open("Busy");
+        let app = fast(&gh, Db::Sqlite).start().await;
+        gh.sim.set_repo_fault(
+            "acme",
+            "api",
+            Some(RepoFault {
+                operation: Some(operation.into()),
+                times: 1,
+                retry_after: Some(2),
+                ..Default::default()
+            }),
+        );
+        let started = Instant::now();
+        let t = approve_with_pr(&app, n, "").await;
+        wait_status(&app, &t, "done").await;
+        assert!(
+            started.elapsed() >= Duration::from_secs(1),
+            "{operation}: the retry-after was honoured"
+        );
+        let c = gh.sim.counters();
+        assert_eq!(
+            (c.merge_calls, c.merges),
+            (1, 1),
+            "{operation}: limited before GitHub's handler: {c:?}"
+        );
+        app.stop().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -389,6 +399,28 @@ async fn a_merge_queue_branch_is_merged_through_the_queue() {
             .any(|e| e["payload"]["step"] == "queued"),
         "{events}"
     );
+    app.stop().await;
+}
+
+/// An enqueue (a GraphQL write) that meets a secondary rate limit was not
+/// processed: it is waited out and the PR still merges through the queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secondary_rate_limit_on_the_enqueue_is_waited_out_and_the_pr_merges_through_the_queue() {
+    let gh = simulator().await;
+    queue_rules(&gh);
+    let (n, _) = gh.open("Queued in a busy org");
+    gh.sim.set_faults(Faults {
+        mutations_rate_limited: 1,
+        ..Default::default()
+    });
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    let events = wait_status(&app, &t, "done").await;
+    assert_eq!(
+        last_of(&events, "completed")["payload"]["summary"],
+        format!("Merged PR #{n} through the merge queue")
+    );
+    assert_eq!(gh.sim.pr("acme", "api", n).unwrap().enqueue_count, 1);
     app.stop().await;
 }
 
