@@ -3,8 +3,8 @@
 //! may forbid it (readable only with admin rights, so learnt from GitHub's
 //! refusal), and its rulesets may allow fewer methods (`allowed_merge_methods`,
 //! linear history, required signatures: GitHub cannot sign a rebase), which
-//! the merger reads before merging. A forbidden
-//! method is a settings mismatch, not a reason to leave a green PR unmerged.
+//! the merger reads before merging. A forbidden method is a settings
+//! mismatch, not a reason to leave a green PR unmerged.
 
 use crate::api::MERGE_METHODS;
 

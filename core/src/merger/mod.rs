@@ -187,9 +187,10 @@ fn wait_or_block(
 
 /// One decision. Order: merged, closed, a queued PR's entry, draft, failing
 /// required checks, conflict, behind (update, up to `MAX_BRANCH_UPDATES`
-/// times, and wait for the update to land), pending checks or unknown mergeability, missing reviews (each
-/// wait bounded by the timeout), then merge — or enqueue where the branch
-/// requires the merge queue — with the head SHA pinned.
+/// times, and wait for the update to land), pending checks or unknown
+/// mergeability, missing reviews (each wait bounded by the timeout), then
+/// merge — or enqueue where the branch requires the merge queue — with the
+/// head SHA pinned.
 pub fn decide(
     pr: &PrSnapshot,
     ci: &CiVerdict,

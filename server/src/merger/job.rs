@@ -36,18 +36,11 @@ enum ReadFailure {
 }
 
 fn classify(e: &GithubError, reading: &Said) -> ReadFailure {
+    if let Some(retry) = passing(e) {
+        return retry;
+    }
     let reading = vec![reading.clone()];
     match e {
-        GithubError::RateLimited(until) => {
-            let now = chrono::Utc::now().timestamp().max(0) as u64;
-            ReadFailure::Retry(
-                e.to_string(),
-                Some(Duration::from_secs(until.saturating_sub(now).max(1))),
-            )
-        }
-        GithubError::Server(_) | GithubError::Timeout | GithubError::Transport(_) => {
-            ReadFailure::Retry(e.to_string(), None)
-        }
         GithubError::Unauthorized => ReadFailure::Block(Said::new("token-refused").list("reading", reading)),
         GithubError::Forbidden(m) => {
             ReadFailure::Block(Said::new("forbidden").list("reading", reading).with("message", m))
@@ -55,6 +48,24 @@ fn classify(e: &GithubError, reading: &Said) -> ReadFailure {
         GithubError::NotFound => ReadFailure::Block(Said::new("not-found").list("reading", reading)),
         GithubError::NotConfigured => ReadFailure::Block(Said::new("not-configured")),
         other => ReadFailure::Block(Said::new("unusable").list("reading", reading).with("error", other)),
+    }
+}
+
+/// A failure that may pass by waiting (5xx, a timeout, a lost connection,
+/// a rate limit, for which GitHub says how long), as a retry.
+fn passing(e: &GithubError) -> Option<ReadFailure> {
+    match e {
+        GithubError::RateLimited(until) => {
+            let now = chrono::Utc::now().timestamp().max(0) as u64;
+            Some(ReadFailure::Retry(
+                e.to_string(),
+                Some(Duration::from_secs(until.saturating_sub(now).max(1))),
+            ))
+        }
+        GithubError::Server(_) | GithubError::Timeout | GithubError::Transport(_) => {
+            Some(ReadFailure::Retry(e.to_string(), None))
+        }
+        _ => None,
     }
 }
 
@@ -279,10 +290,10 @@ impl Merger {
                             }
                         }
                         AfterMerge::Limited(e) => {
-                            let failure = classify(&e, &Said::new("merging-call"));
-                            if let Err(end) = self
-                                .after_failure(failure, &mut retries, &mut failing_since, &policy)
-                                .await
+                            if let Some(wait) = passing(&e)
+                                && let Err(end) = self
+                                    .after_failure(wait, &mut retries, &mut failing_since, &policy)
+                                    .await
                             {
                                 return end;
                             }
@@ -320,10 +331,10 @@ impl Merger {
                         }
                         // Not processed: wait as GitHub says, then read again.
                         Err(e) if e.is_rate_limit() => {
-                            let failure = classify(&e, &Said::new("merging-call"));
-                            if let Err(end) = self
-                                .after_failure(failure, &mut retries, &mut failing_since, &policy)
-                                .await
+                            if let Some(wait) = passing(&e)
+                                && let Err(end) = self
+                                    .after_failure(wait, &mut retries, &mut failing_since, &policy)
+                                    .await
                             {
                                 return end;
                             }
