@@ -79,13 +79,6 @@ impl GithubError {
         )
     }
 
-    /// Whether a read that failed so may succeed later: GitHub failing,
-    /// slow or rate limited, or not yet showing what it just created (its
-    /// reads lag its writes).
-    pub fn may_pass(&self) -> bool {
-        self.is_uncertain() || self.is_rate_limit() || matches!(self, GithubError::NotFound)
-    }
-
     pub fn is_rate_limit(&self) -> bool {
         matches!(self, GithubError::RateLimited(_))
     }

@@ -120,10 +120,12 @@ impl GithubService {
 #[async_trait]
 impl PrLinker for GithubService {
     /// The review hand-off and `github_pr` runs link their PR. Without GitHub,
-    /// or when GitHub fails, is slow, rate limited or does not show a PR it
-    /// just created, the link is stored from the reference alone: the
+    /// or when GitHub cannot be read for it at that moment (failing, slow,
+    /// rate limited, not yet showing a PR it just created, refusing a token
+    /// about to be fixed), the link is stored from the reference alone: the
     /// hand-off named this PR, and a link lost here would leave its merge
-    /// unseen. The poller's next sweep reads it.
+    /// unseen. The poller's sweeps read it from then on. Only a name that
+    /// cannot be put in a GitHub URL is refused.
     async fn link(&self, task: &Task, pr: &PrRef) -> ServiceResult<()> {
         if self.client.is_configured() {
             match self
@@ -134,11 +136,11 @@ impl PrLinker for GithubService {
                     self.store_read(pr, &read).await?;
                     return Ok(());
                 }
-                Err(e) if e.may_pass() => {
+                Err(e @ GithubError::BadName(_)) => return Err(github_error(e)),
+                Err(e) => {
                     tracing::warn!(task_id = %task.id, pr = %pr.url(), error = %e,
                         "could not read the PR; linked from its reference, the poller's sweep reads it");
                 }
-                Err(e) => return Err(github_error(e)),
             }
         }
         let row = TaskPr {

@@ -1,7 +1,7 @@
 //! The review hand-off links the PR it names. GitHub may fail, be slow, be
-//! rate limited or not yet show a PR it just created at that moment; the
-//! link must not be lost then, or the PR's merge would go unseen and its
-//! task never archived.
+//! rate limited, not yet show a PR it just created, or refuse the token at
+//! that moment; the link must not be lost then, or the PR's merge would go
+//! unseen and its task never archived.
 
 use kandev_server::github_sim::RepoFault;
 use reqwest::StatusCode;
@@ -51,6 +51,14 @@ async fn a_hand_off_while_github_fails_keeps_the_link_and_the_sweep_sees_its_mer
             operation: Some("pull".into()),
             status: 404,
             times: 1,
+            ..Default::default()
+        },
+        // An organisation's SAML enforcement not yet granted to the token.
+        RepoFault {
+            operation: Some("pull".into()),
+            status: 403,
+            times: 1,
+            message: Some("Resource protected by organization SAML enforcement.".into()),
             ..Default::default()
         },
     ] {
