@@ -78,6 +78,17 @@ impl Sim {
         n
     }
 
+    /// CI on acme/api that passes `build` on every new commit (a push, a
+    /// branch update, a merge group) `delay_ms` after it appears.
+    pub fn auto_build(&self, delay_ms: u64) {
+        let ci = kandev_server::github_sim::AutoCi {
+            checks: vec!["build".into()],
+            conclusion: "success".into(),
+            delay_ms,
+        };
+        self.sim.set_auto_ci("acme", "api", Some(ci)).expect("auto CI");
+    }
+
     /// Classic protection on acme/api requires `build`.
     pub fn require_build(&self) {
         self.sim

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use kandev_server::clock::ManualClock;
-use kandev_server::github_sim::{AutoCi, Faults, PrPatch, RepoFault, Timing};
+use kandev_server::github_sim::{Faults, PrPatch, RepoFault, Timing};
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -16,20 +16,8 @@ use crate::support::{Db, eventually};
 
 /// CI that passes `build` on every new commit a moment after it appears.
 fn green_ci(gh: &Sim) {
-    gh.sim
-        .set_auto_ci(
-            "acme",
-            "api",
-            Some(AutoCi {
-                checks: vec!["build".into()],
-                conclusion: "success".into(),
-                delay_ms: 100,
-            }),
-        )
-        .unwrap();
-    gh.sim
-        .set_required_checks("acme", "api", Some(vec!["build".into()]))
-        .unwrap();
+    gh.auto_build(100);
+    gh.require_build();
 }
 
 fn behind(gh: &Sim, n: i64) {

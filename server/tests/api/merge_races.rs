@@ -7,7 +7,7 @@
 use kandev_core::merger::BASE_MOVED_RETRIES;
 use std::time::Duration;
 
-use kandev_server::github_sim::{AutoCi, Faults};
+use kandev_server::github_sim::Faults;
 use serde_json::json;
 
 use crate::github_support::{approve_in, approve_with_pr, fast, last_of, simulator, wait_merged, wait_status};
@@ -85,7 +85,7 @@ async fn four_approved_prs_race(strict: bool) {
     gh.require_build();
     if strict {
         gh.sim.require_up_to_date("acme", "api", true).unwrap();
-        gh.sim.set_auto_ci("acme", "api", Some(fast_ci())).unwrap();
+        gh.auto_build(100);
     }
     let app = fast(&gh, Db::Sqlite).start().await;
     let ws = app.workspace_with_repo("W").await;
@@ -112,15 +112,6 @@ async fn four_approved_prs_race(strict: bool) {
     app.stop().await;
 }
 
-/// CI that passes `build` on every new commit (a branch update) soon after.
-fn fast_ci() -> AutoCi {
-    AutoCi {
-        checks: vec!["build".into()],
-        conclusion: "success".into(),
-        delay_ms: 100,
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_strict_branch_that_falls_behind_again_is_brought_up_to_date_again_and_merges() {
     let gh = simulator().await;
@@ -130,12 +121,7 @@ async fn a_strict_branch_that_falls_behind_again_is_brought_up_to_date_again_and
     let theirs = gh.green_pr("Theirs");
     let also_theirs = gh.green_pr("Also theirs");
     // CI on every new commit, slow enough for the base to move under it.
-    let ci = AutoCi {
-        checks: vec!["build".into()],
-        conclusion: "success".into(),
-        delay_ms: 1500,
-    };
-    gh.sim.set_auto_ci("acme", "api", Some(ci)).unwrap();
+    gh.auto_build(1500);
     gh.sim.merge_pr("acme", "api", theirs).unwrap();
     let first = gh.sim.pr("acme", "api", mine).unwrap().head_sha;
     let app = fast(&gh, Db::Sqlite).start().await;
