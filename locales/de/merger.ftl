@@ -13,6 +13,8 @@ merger-fell-behind-again = Der Branch ist nach { $count } { $count ->
         [one] Update
        *[other] Updates
     } erneut hinter seine Basis zurückgefallen; bitte aktualisieren und erneut freigeben
+merger-changed-after-approval = der PR hat sich nach der Freigabe geändert (freigegeben { $approved }, jetzt { $head }); prüfe ihn und gib ihn erneut frei
+merger-changed-too-large = der Head des PR hat sich nach der Freigabe bewegt (freigegeben { $approved }, jetzt { $head }) und sein Diff ist zu groß zum Vergleichen; prüfe ihn und gib ihn erneut frei
 merger-ci-failing = CI schlägt fehl: { $checks }
 merger-queue-timeout = nach { $minutes } Min. noch in der Merge-Warteschlange (Position { $position })
 merger-dequeued = aus der Merge-Warteschlange entfernt: { $reason }
@@ -59,6 +61,7 @@ merger-reading-rulesets = Rulesets von { $pr }
 merger-reading-checks = Checks von { $pr }
 merger-reading-queue = Merge-Warteschlange von { $pr }
 merger-reading-reviews = Reviews von { $pr }
+merger-reading-diff = Diff von { $pr }
 merger-reading-update = Update des Branches
 merger-waiting = warte auf { $pending } bei { $sha }
 merger-updating-branch = bringe { $head } auf den Stand von { $base }

@@ -13,6 +13,8 @@ merger-fell-behind-again = the branch fell behind its base again after { $count 
         [one] update
        *[other] updates
     }; update it and approve again
+merger-changed-after-approval = the PR changed after approval (approved { $approved }, now { $head }); review it and approve again
+merger-changed-too-large = the PR's head moved after approval (approved { $approved }, now { $head }) and its diff is too large to compare; review it and approve again
 merger-ci-failing = CI failing: { $checks }
 merger-queue-timeout = still in the merge queue after { $minutes } min (position { $position })
 merger-dequeued = removed from the merge queue: { $reason }
@@ -59,6 +61,7 @@ merger-reading-rulesets = the rulesets of { $pr }
 merger-reading-checks = the checks of { $pr }
 merger-reading-queue = the merge queue of { $pr }
 merger-reading-reviews = the reviews of { $pr }
+merger-reading-diff = the diff of { $pr }
 merger-reading-update = an update of the branch
 merger-waiting = waiting for { $pending } on { $sha }
 merger-updating-branch = bringing { $head } up to date with { $base }

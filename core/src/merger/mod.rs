@@ -2,6 +2,7 @@
 //! says right now. The worker re-reads the PR before every decision, so a
 //! re-run after a crash or restart is always safe.
 
+mod approval;
 mod branch;
 mod method;
 mod read_back;
@@ -14,6 +15,9 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::checks::{Awaited, Check, CiVerdict};
 
+#[cfg(feature = "digests")]
+pub use approval::diff_digest;
+pub use approval::{COMPARE_FILE_CAP, DiffFile, bind, needs_diff};
 pub use branch::{KeepBranch, branch_home, may_delete};
 pub use method::{merge_method, refused_method, restrict};
 pub use read_back::{MergeCall, ReadBack, read_back};
@@ -50,6 +54,11 @@ pub struct JobState {
     pub update_from_sha: String,
     /// The PR was put in its base branch's merge queue.
     pub queued: bool,
+    /// The head the approval stands for (bound at the first read, moved
+    /// only to a head with the same diff), and that diff's digest (empty:
+    /// too large to compare).
+    pub approved_sha: String,
+    pub approved_diff: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,7 +153,7 @@ pub fn update_requested(job: &JobState, head: &str, now: DateTime<Utc>) -> JobSt
         waiting_on_sha: head.to_string(),
         branch_updates: job.branch_updates.saturating_add(1),
         update_from_sha: head.to_string(),
-        queued: job.queued,
+        ..job.clone()
     }
 }
 
@@ -185,7 +194,14 @@ fn wait_or_block(
     }
 }
 
-/// One decision. Order: merged, closed, a queued PR's entry, draft, failing
+/// A SHA's first seven characters, never cut inside a character (GitHub's
+/// text is untrusted).
+pub fn short(sha: &str) -> &str {
+    sha.char_indices().nth(7).map_or(sha, |(at, _)| &sha[..at])
+}
+
+/// One decision. Order: merged, closed, a head other than the approved one,
+/// a queued PR's entry, draft, failing
 /// required checks, conflict, behind (update, up to `MAX_BRANCH_UPDATES`
 /// times, and wait for the update to land), pending checks or unknown
 /// mergeability, missing reviews (each wait bounded by the timeout), then
@@ -210,6 +226,19 @@ pub fn decide(
     }
     if pr.state != "open" {
         return Step::Block(Said::new("closed-unmerged"));
+    }
+    // Nobody approved this code: `bind` moved the binding to every head
+    // whose diff is the approved one.
+    if !job.approved_sha.is_empty() && job.approved_sha != pr.head_sha {
+        return Step::Block(
+            Said::new(if job.approved_diff.is_empty() {
+                "changed-too-large"
+            } else {
+                "changed-after-approval"
+            })
+            .with("approved", short(&job.approved_sha))
+            .with("head", short(&pr.head_sha)),
+        );
     }
     if job.queued {
         return match facts.queue_position {

@@ -71,6 +71,17 @@ impl Said {
                 a("count"),
                 plural("count", "update", "updates")
             ),
+            "changed-after-approval" => format!(
+                "the PR changed after approval (approved {}, now {}); review it and approve again",
+                a("approved"),
+                a("head")
+            ),
+            "changed-too-large" => format!(
+                "the PR's head moved after approval (approved {}, now {}) and its diff is too large to compare; \
+                 review it and approve again",
+                a("approved"),
+                a("head")
+            ),
             "ci-failing" => format!("CI failing: {}", a("checks")),
             "queue-timeout" => format!(
                 "still in the merge queue after {} min (position {})",
@@ -144,6 +155,7 @@ impl Said {
             "reading-checks" => format!("the checks of {}", a("pr")),
             "reading-queue" => format!("the merge queue of {}", a("pr")),
             "reading-reviews" => format!("the reviews of {}", a("pr")),
+            "reading-diff" => format!("the diff of {}", a("pr")),
             "reading-update" => "an update of the branch".into(),
             // Progress.
             "waiting" => format!("waiting for {} on {}", a("pending"), a("sha")),
@@ -236,6 +248,13 @@ pub fn examples() -> Vec<Said> {
             .with("error", "bad json"),
         reading("reading-queue"),
         reading("reading-reviews"),
+        reading("reading-diff"),
+        Said::new("changed-after-approval")
+            .with("approved", "abc1234")
+            .with("head", "def5678"),
+        Said::new("changed-too-large")
+            .with("approved", "abc1234")
+            .with("head", "def5678"),
         Said::new("reading-update"),
         Said::new("update-failed").with("error", "boom"),
         Said::new("not-merged").with("message", "no"),

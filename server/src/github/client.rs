@@ -399,6 +399,20 @@ impl GithubClient {
         .await
     }
 
+    /// The files `head` changes against `base` (a branch) since they parted:
+    /// a PR's diff, pinned to a commit. Conditional: a commit's diff against
+    /// an unmoved base is answered from the ETag cache.
+    pub async fn compare_files(&self, owner: &str, repo: &str, base: &str, head: &str) -> GithubResult<Vec<DiffEntry>> {
+        let basehead = format!("{}...{}", ref_path(base)?, ref_path(head)?);
+        let answer: Comparison = self
+            .get(
+                &format!("{}/compare/{basehead}?per_page=1", repo_path(owner, repo)?),
+                true,
+            )
+            .await?;
+        Ok(answer.files)
+    }
+
     /// A commit's checks as they count: each check's newest run (GitHub
     /// lists superseded re-runs too), then the combined status's contexts.
     pub async fn commit_checks(&self, owner: &str, repo: &str, sha: &str) -> GithubResult<Vec<Check>> {

@@ -109,6 +109,37 @@ pub struct PullRequest {
     pub review_comments: i64,
 }
 
+/// `GET /repos/{owner}/{repo}/compare/{base}...{head}`: the files only.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    #[serde(default, deserialize_with = "nullable")]
+    pub files: Vec<DiffEntry>,
+}
+
+/// One file of a comparison.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiffEntry {
+    #[serde(default, deserialize_with = "nullable")]
+    pub filename: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub previous_filename: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub status: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub sha: String,
+}
+
+impl DiffEntry {
+    pub fn core(&self) -> kandev_core::merger::DiffFile {
+        kandev_core::merger::DiffFile {
+            filename: self.filename.clone(),
+            previous_filename: self.previous_filename.clone(),
+            status: self.status.clone(),
+            sha: self.sha.clone(),
+        }
+    }
+}
+
 /// `GET /repos/{owner}/{repo}/pulls/{number}/reviews`
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Review {

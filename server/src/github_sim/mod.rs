@@ -8,6 +8,7 @@
 
 mod api;
 pub mod check_apps;
+pub mod compare;
 mod control;
 mod gql_parse;
 mod gql_pull;
@@ -29,6 +30,7 @@ use chrono::Utc;
 use serde::{Deserialize, Serialize};
 
 use check_apps::{CheckReport, SimRequired};
+use compare::DiffChange;
 pub use state::{AutoCi, Counters, Faults, MergeSettings, RepoFault, SimPr, SimRuleset, Timing};
 use state::{SimRepo, SimReview, SimState, SimStatus, SimThread, key};
 
@@ -69,6 +71,9 @@ pub struct PrPatch {
     pub mergeable_known: Option<bool>,
     pub additions: Option<i64>,
     pub requested_reviewers: Option<Vec<String>>,
+    /// Its base changes the PR's own files: a branch update merges them
+    /// (cleanly), so the updated head's diff is not the reviewed one.
+    pub base_touches_files: Option<bool>,
 }
 
 /// What a simulator call failed on.
@@ -176,7 +181,9 @@ impl Simulator {
             deletions: 2,
             ..Default::default()
         };
+        let head_ref = pr.head_ref.clone();
         repo.prs.insert(number, pr);
+        s.first_diff(owner, name, &head_ref, &sha);
         s.start_ci(owner, name, &sha);
         Ok((number, sha))
     }
@@ -211,14 +218,26 @@ impl Simulator {
         Ok(())
     }
 
-    /// Pushes a new commit to the PR's head branch; returns its sha.
+    /// Pushes a new commit to the PR's head branch (one more file in its
+    /// diff); returns its sha.
     pub fn push(&self, owner: &str, name: &str, number: i64) -> SimResult<String> {
+        self.move_head(owner, name, number, DiffChange::AddFile)
+    }
+
+    /// Force-pushes the PR's changes rebased onto its base: a new head with
+    /// the very same diff; returns its sha.
+    pub fn rebase(&self, owner: &str, name: &str, number: i64) -> SimResult<String> {
+        self.move_head(owner, name, number, DiffChange::Same)
+    }
+
+    fn move_head(&self, owner: &str, name: &str, number: i64, change: DiffChange) -> SimResult<String> {
         let (sha, pr_payload, push_payload) = {
             let mut s = self.lock();
             let sha = s.new_sha();
             let pr = s.pr_mut(owner, name, number).ok_or_else(|| missing("pull request"))?;
             let before = pr.head_sha.clone();
             let branch = pr.head_ref.clone();
+            s.carry_diff(owner, name, &before, &sha, change);
             s.head_moved(owner, name, number, sha.clone());
             (
                 sha.clone(),
@@ -229,6 +248,21 @@ impl Simulator {
         self.deliver("pull_request", pr_payload);
         self.deliver("push", push_payload);
         Ok(sha)
+    }
+
+    /// Makes the PR's current diff `files` files long (GitHub lists 300 of
+    /// a comparison at most).
+    pub fn widen_diff(&self, owner: &str, name: &str, number: i64, files: usize) -> SimResult<()> {
+        let mut s = self.lock();
+        let head = s
+            .pr_mut(owner, name, number)
+            .ok_or_else(|| missing("pull request"))?
+            .head_sha
+            .clone();
+        for _ in 0..files {
+            s.carry_diff(owner, name, &head, &head, DiffChange::AddFile);
+        }
+        Ok(())
     }
 
     pub fn patch_pr(&self, owner: &str, name: &str, number: i64, patch: PrPatch) -> SimResult<()> {
@@ -254,6 +288,9 @@ impl Simulator {
         }
         if let Some(v) = patch.conflict {
             pr.conflict = v;
+        }
+        if let Some(v) = patch.base_touches_files {
+            pr.base_touches_files = v;
         }
         if let Some(v) = patch.mergeable_known {
             pr.mergeable_known = v;

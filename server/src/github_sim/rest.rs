@@ -38,6 +38,10 @@ fn routes(sim: Simulator) -> Router {
         .route("/repos/{owner}/{repo}/pulls/{number}/reviews", get(reviews))
         .route("/repos/{owner}/{repo}/pulls/{number}/merge", put(merge))
         .route("/repos/{owner}/{repo}/pulls/{number}/update-branch", put(update_branch))
+        .route(
+            "/repos/{owner}/{repo}/compare/{*basehead}",
+            get(super::compare::compare),
+        )
         .route("/repos/{owner}/{repo}/commits/{git_ref}/check-runs", get(check_runs))
         .route("/repos/{owner}/{repo}/commits/{git_ref}/status", get(combined_status))
         .route(

@@ -82,6 +82,10 @@ pub struct SimPr {
     pub behind: bool,
     /// Head and base conflict: update-branch and merge both fail.
     pub conflict: bool,
+    /// The base changed the PR's own files (without conflict): an update
+    /// merges them, so the updated diff differs from the reviewed one.
+    #[serde(default)]
+    pub base_touches_files: bool,
     /// GitHub's background mergeability: `false` while it is being computed.
     pub mergeable_known: bool,
     /// After a head change GitHub recomputes mergeability; until then it
@@ -195,6 +199,9 @@ pub struct SimRepo {
     /// CI that reports on every new commit (head pushes, branch updates,
     /// merge groups) a while after it appears.
     pub auto_ci: Option<AutoCi>,
+    /// Each commit that was a PR's head: the files it changes against the base.
+    #[serde(default)]
+    pub diffs: HashMap<String, Vec<super::compare::SimFile>>,
 }
 
 impl SimRepo {

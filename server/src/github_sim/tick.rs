@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::Simulator;
 use super::check_apps::CheckReport;
+use super::compare::DiffChange;
 use super::rules::{Verdict, requirement_verdict};
 use super::state::SimState;
 use super::webhooks;
@@ -49,10 +50,18 @@ fn land_updates(s: &mut SimState, out: &mut Deliveries) {
         .collect();
     for (o, r, n) in due {
         let sha = s.new_sha();
-        if let Some(pr) = s.pr_mut(&o, &r, n) {
-            pr.update_lands_at = None;
-            pr.behind = false;
-        }
+        let Some(pr) = s.pr_mut(&o, &r, n) else { continue };
+        pr.update_lands_at = None;
+        pr.behind = false;
+        let (before, change) = (
+            pr.head_sha.clone(),
+            if pr.base_touches_files {
+                DiffChange::Rewrite
+            } else {
+                DiffChange::Same
+            },
+        );
+        s.carry_diff(&o, &r, &before, &sha, change);
         s.head_moved(&o, &r, n, sha);
         out.push(("pull_request", webhooks::pull_request(s, &o, &r, n, "synchronize")));
     }

@@ -3,8 +3,8 @@
 use kandev_core::api::{Actor, EVENT_BLOCKED, EVENT_COMPLETED, EVENT_MERGE_PROGRESS, EVENT_MERGED, Task};
 use kandev_core::board::{TaskStatus, merger_finish};
 use kandev_core::merger::{
-    JobState, KeepBranch, Policy, Said, Step, branch_home, decide, enqueued, kept_failing, may_delete, retry_delay,
-    update_requested, waiting,
+    JobState, KeepBranch, Policy, Said, Step, bind, branch_home, decide, enqueued, kept_failing, may_delete,
+    retry_delay, short, update_requested, waiting,
 };
 use serde_json::json;
 use std::time::Duration;
@@ -66,6 +66,19 @@ fn passing(e: &GithubError) -> Option<ReadFailure> {
             Some(ReadFailure::Retry(e.to_string(), None))
         }
         _ => None,
+    }
+}
+
+/// What the decision needs of a stored job.
+pub(super) fn job_state(job: &MergerJob) -> JobState {
+    JobState {
+        wait_started_at: job.wait_started_at,
+        waiting_on_sha: job.waiting_on_sha.clone(),
+        branch_updates: job.branch_updates,
+        update_from_sha: job.update_from_sha.clone(),
+        queued: job.queued,
+        approved_sha: job.approved_sha.clone(),
+        approved_diff: job.approved_diff.clone(),
     }
 }
 
@@ -192,13 +205,27 @@ impl Merger {
                 job.queued = true;
                 job.pr_node_id = reading.pr.node_id.clone();
             }
-            let state = JobState {
-                wait_started_at: job.wait_started_at,
-                waiting_on_sha: job.waiting_on_sha.clone(),
-                branch_updates: job.branch_updates,
-                update_from_sha: job.update_from_sha.clone(),
-                queued: job.queued,
-            };
+            // The first read binds the approval to its head; a head with the
+            // approved diff (the merger's own update, a rebase) takes its place.
+            if let Some(diff) = &reading.diff {
+                let bound = bind(&job_state(&job), &reading.snapshot.head_sha, diff.as_deref());
+                if bound.approved_sha != job.approved_sha {
+                    self.remember(&mut job, bound);
+                    match self.store.update_merger_job(&job, self.clock.now()).await {
+                        Ok(true) => {}
+                        Ok(false) => return self.cancelled(&job).await,
+                        // Unstored, a takeover could bind a later head: not on.
+                        Err(e) => {
+                            tracing::warn!(task_id = %task.id, error = %e, "could not store the approved head");
+                            if !self.pause().await {
+                                return End::Suspended;
+                            }
+                            continue;
+                        }
+                    }
+                }
+            }
+            let state = job_state(&job);
             let now = self.clock.now();
             let pr = &reading.pr;
             let snap = &reading.snapshot;
@@ -365,6 +392,8 @@ impl Merger {
         job.branch_updates = state.branch_updates;
         job.update_from_sha = state.update_from_sha;
         job.queued = state.queued;
+        job.approved_sha = state.approved_sha;
+        job.approved_diff = state.approved_diff;
     }
 
     pub(super) async fn merged(
@@ -435,10 +464,4 @@ impl Merger {
         let _ = self.store.delete_merger_job(&task.id).await;
         tracing::info!(task_id = %task.id, outcome = kind, detail = %text, "merge job finished");
     }
-}
-
-/// The first seven characters of a SHA; GitHub's text is untrusted, so never
-/// slice inside a character.
-pub(super) fn short(sha: &str) -> &str {
-    sha.char_indices().nth(7).map_or(sha, |(at, _)| &sha[..at])
 }

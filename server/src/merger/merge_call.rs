@@ -3,10 +3,12 @@
 //! refusal that stands, or an answer that was lost.
 
 use kandev_core::api::{GithubWorkspaceSettings, Task};
-use kandev_core::merger::{MergeCall, Refusal, Said, after_refusal, merge_method, merged_summary, refused_method};
+use kandev_core::merger::{
+    MergeCall, Refusal, Said, after_refusal, merge_method, merged_summary, refused_method, short,
+};
 
 use super::Merger;
-use super::job::{End, short};
+use super::job::End;
 use super::read::Reading;
 use crate::github::GithubError;
 use crate::store::MergerJob;

@@ -181,6 +181,9 @@ impl MergeStarter for MergerHandle {
             update_from_sha: String::new(),
             queued: false,
             pr_node_id: String::new(),
+            // Bound at the merger's first read, moments from now.
+            approved_sha: String::new(),
+            approved_diff: String::new(),
         };
         if !m.store.insert_merger_job(&job, m.clock.now()).await? {
             return Err(crate::error::ServiceError::Conflict(

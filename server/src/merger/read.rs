@@ -4,7 +4,9 @@
 //! and the queue entry.
 
 use kandev_core::checks::{CiVerdict, approvals, ci_verdict};
-use kandev_core::merger::{BranchRules, Facts, PrSnapshot, Said, branch_rules, required_checks, unresolved_threads};
+use kandev_core::merger::{
+    BranchRules, Facts, PrSnapshot, Said, branch_rules, diff_digest, needs_diff, required_checks, unresolved_threads,
+};
 
 use super::Merger;
 use crate::github::GithubError;
@@ -19,6 +21,9 @@ pub(super) struct Reading {
     pub facts: Facts,
     /// The merge methods the branch's rulesets allow (`None`: any).
     pub merge_methods: Option<Vec<String>>,
+    /// The head's diff digest, read when the head is not the bound one
+    /// (`Some(None)`: too large to compare).
+    pub diff: Option<Option<String>>,
 }
 
 /// A read that failed, and what was being read (for the reason).
@@ -61,8 +66,20 @@ impl Merger {
                 verdict: CiVerdict::Green,
                 facts: Facts::default(),
                 merge_methods: None,
+                diff: None,
             });
         }
+        // Pinned to the head's SHA, so a lagging read cannot mix two heads.
+        let diff = if needs_diff(&super::job::job_state(job), &pr.head.sha) {
+            let files = client
+                .compare_files(&job.owner, &job.repo, &pr.base.branch, &pr.head.sha)
+                .await
+                .map_err(failed("reading-diff", &the_pr))?;
+            let files: Vec<_> = files.iter().map(|f| f.core()).collect();
+            Some(diff_digest(&pr.base.branch, &files))
+        } else {
+            None
+        };
         let protection = client
             .required_checks(&job.owner, &job.repo, &pr.base.branch)
             .await
@@ -105,6 +122,7 @@ impl Merger {
             verdict,
             facts,
             merge_methods: rules.merge_methods,
+            diff,
         })
     }
 

@@ -23,6 +23,10 @@ pub struct MergerJob {
     pub queued: bool,
     /// The PR's GraphQL node id once it was enqueued (to dequeue it).
     pub pr_node_id: String,
+    /// The head the approval stands for and its diff's digest (see
+    /// `kandev_core::merger::bind`); empty until the first read.
+    pub approved_sha: String,
+    pub approved_diff: String,
 }
 
 fn job(row: &AnyRow) -> StoreResult<MergerJob> {
@@ -39,6 +43,8 @@ fn job(row: &AnyRow) -> StoreResult<MergerJob> {
         update_from_sha: row.text("update_from_sha")?,
         queued: row.flag("queued")?,
         pr_node_id: row.text("pr_node_id")?,
+        approved_sha: row.text("approved_sha")?,
+        approved_diff: row.text("approved_diff")?,
     })
 }
 
@@ -127,8 +133,8 @@ impl Store {
     pub async fn insert_merger_job(&self, j: &MergerJob, now: DateTime<Utc>) -> StoreResult<bool> {
         let done = sqlx::query(
             "INSERT INTO merger_jobs (task_id, owner, repo, pr_number, state, timeout_minutes, wait_started_at, waiting_on_sha, \
-             updated_branch, update_from_sha, queued, pr_node_id, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13) \
+             updated_branch, update_from_sha, queued, pr_node_id, approved_sha, approved_diff, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15) \
              ON CONFLICT (task_id) DO NOTHING",
         )
         .bind(&j.task_id)
@@ -143,6 +149,8 @@ impl Store {
         .bind(&j.update_from_sha)
         .bind(flag(j.queued))
         .bind(&j.pr_node_id)
+        .bind(&j.approved_sha)
+        .bind(&j.approved_diff)
         .bind(time_to_text(now))
         .execute(&mut *self.writer().await?)
         .await?;
@@ -154,7 +162,8 @@ impl Store {
     pub async fn update_merger_job(&self, j: &MergerJob, now: DateTime<Utc>) -> StoreResult<bool> {
         let done = sqlx::query(
             "UPDATE merger_jobs SET state = $2, wait_started_at = $3, waiting_on_sha = $4, updated_branch = $5, \
-             update_from_sha = $6, queued = $7, pr_node_id = $8, updated_at = $9 WHERE task_id = $1",
+             update_from_sha = $6, queued = $7, pr_node_id = $8, approved_sha = $9, approved_diff = $10, updated_at = $11 \
+             WHERE task_id = $1",
         )
         .bind(&j.task_id)
         .bind(&j.state)
@@ -164,6 +173,8 @@ impl Store {
         .bind(&j.update_from_sha)
         .bind(flag(j.queued))
         .bind(&j.pr_node_id)
+        .bind(&j.approved_sha)
+        .bind(&j.approved_diff)
         .bind(time_to_text(now))
         .execute(&mut *self.writer().await?)
         .await?;
@@ -173,7 +184,7 @@ impl Store {
     pub async fn get_merger_job(&self, task_id: &str) -> StoreResult<Option<MergerJob>> {
         let row = sqlx::query(
             "SELECT task_id, owner, repo, pr_number, state, timeout_minutes, wait_started_at, waiting_on_sha, updated_branch, \
-             update_from_sha, queued, pr_node_id \
+             update_from_sha, queued, pr_node_id, approved_sha, approved_diff \
              FROM merger_jobs WHERE task_id = $1",
         )
         .bind(task_id)
@@ -214,7 +225,7 @@ impl Store {
     pub async fn list_merger_jobs(&self) -> StoreResult<Vec<MergerJob>> {
         sqlx::query(
             "SELECT task_id, owner, repo, pr_number, state, timeout_minutes, wait_started_at, waiting_on_sha, updated_branch, \
-             update_from_sha, queued, pr_node_id \
+             update_from_sha, queued, pr_node_id, approved_sha, approved_diff \
              FROM merger_jobs ORDER BY created_at",
         )
         .fetch_all(&mut *self.read().await?)

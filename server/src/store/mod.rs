@@ -149,6 +149,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "retention_index",
         include_str!("../../migrations/0012_retention_index.sql"),
     ),
+    (
+        13,
+        "merger_approved_head",
+        include_str!("../../migrations/0013_merger_approved_head.sql"),
+    ),
 ];
 
 /// Migrations written once per dialect (triggers have no portable form):

@@ -9,6 +9,7 @@ mod access_agents;
 mod access_auth;
 mod agent_replies;
 mod agents_api;
+mod approval_binding;
 mod automations_api;
 mod automations_home;
 mod automations_yaml;

@@ -295,43 +295,6 @@ async fn merge_conflict_blocks_for_a_manual_rebase() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn head_moving_during_the_wait_merges_only_the_new_head_once_green() {
-    let gh = simulator().await;
-    let (n, first) = gh.open("Moving target");
-    gh.sim
-        .set_required_checks("acme", "api", Some(vec!["build".into()]))
-        .unwrap();
-    gh.sim
-        .set_check_run("acme", "api", &first, "build", "in_progress", None)
-        .unwrap();
-    let app = fast(&gh, Db::Sqlite).start().await;
-    let t = approve_with_pr(&app, n, "").await;
-    waiting_for_checks(&app, &t).await;
-    let second = gh.sim.push("acme", "api", n).unwrap();
-    // the old head turns green: it must not be merged
-    gh.green_build(&first);
-    eventually(
-        "the merger to wait on the new head",
-        Duration::from_secs(20),
-        || async {
-            let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
-            last_of(&events, "merge_progress")["payload"]["detail"]
-                .as_str()
-                .unwrap_or("")
-                .contains(&second[..7])
-        },
-    )
-    .await;
-    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
-    gh.green_build(&second);
-    wait_status(&app, &t, "done").await;
-    let pr = gh.sim.pr("acme", "api", n).unwrap();
-    assert!(pr.merged);
-    assert_eq!(pr.head_sha, second);
-    app.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_error_on_a_merge_that_did_merge_completes_with_exactly_one_merge() {
     lost_merge_answer_completes_with_one_merge(0).await;
 }

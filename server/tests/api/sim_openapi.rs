@@ -227,6 +227,18 @@ async fn every_simulator_answer_validates_against_githubs_openapi_description() 
         ),
         call(
             Method::GET,
+            format!("/repos/acme/api/compare/main...{sha}?per_page=1"),
+            "/repos/{owner}/{repo}/compare/{basehead}",
+            200,
+        ),
+        call(
+            Method::GET,
+            "/repos/acme/api/compare/main...0000000000000000000000000000000000000bad".into(),
+            "/repos/{owner}/{repo}/compare/{basehead}",
+            404,
+        ),
+        call(
+            Method::GET,
             format!("/repos/acme/api/commits/{sha}/check-runs"),
             "/repos/{owner}/{repo}/commits/{ref}/check-runs",
             200,

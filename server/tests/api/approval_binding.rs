@@ -1,0 +1,223 @@
+//! An approval binds to the code it approved. The merger merges the head it
+//! first read, or a later head with the very same diff (its own branch
+//! update, a rebase); anything else — an agent's push after approval — is
+//! code nobody reviewed, and the task blocks for a new approval.
+
+use std::time::Duration;
+
+use kandev_server::github_sim::{PrPatch, RepoFault};
+use serde_json::Value;
+
+use crate::github_support::{
+    READ_LAG_MS, Sim, approve_with_pr, fast, last_of, simulator, wait_status, waiting_for_checks,
+};
+use crate::support::{Db, TestApp};
+
+fn blocked_reason(events: &Value) -> String {
+    last_of(events, "blocked")["payload"]["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A PR whose required build is still running, approved: the merger has
+/// bound the approval and waits.
+async fn approved_and_waiting(gh: &Sim, app: &TestApp) -> (i64, String, String) {
+    let (n, first) = gh.open("Reviewed change");
+    gh.require_build();
+    gh.sim
+        .set_check_run("acme", "api", &first, "build", "in_progress", None)
+        .unwrap();
+    let t = approve_with_pr(app, n, "").await;
+    waiting_for_checks(app, &t).await;
+    (n, first, t)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_after_approval_blocks_instead_of_merging_code_nobody_reviewed() {
+    let gh = simulator().await;
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let (n, first, t) = approved_and_waiting(&gh, &app).await;
+    let pushed = gh.sim.push("acme", "api", n).unwrap();
+    gh.green_build(&pushed);
+    gh.green_build(&first);
+    let events = wait_status(&app, &t, "blocked").await;
+    assert_eq!(
+        blocked_reason(&events),
+        format!(
+            "the PR changed after approval (approved {}, now {}); review it and approve again",
+            &first[..7],
+            &pushed[..7]
+        )
+    );
+    let pr = gh.sim.pr("acme", "api", n).unwrap();
+    assert!(!pr.merged, "neither the old head nor the pushed one is merged");
+    assert_eq!(pr.merge_count, 0);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rebase_that_keeps_the_reviewed_diff_still_merges() {
+    let gh = simulator().await;
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let (n, _, t) = approved_and_waiting(&gh, &app).await;
+    let rebased = gh.sim.rebase("acme", "api", n).unwrap();
+    gh.green_build(&rebased);
+    wait_status(&app, &t, "done").await;
+    let pr = gh.sim.pr("acme", "api", n).unwrap();
+    assert!(pr.merged);
+    assert_eq!(pr.head_sha, rebased);
+    app.stop().await;
+}
+
+/// A PR behind its base, whose CI reports on every new head.
+fn behind_its_base(gh: &Sim, touches_its_files: bool) -> i64 {
+    gh.auto_build(50);
+    gh.require_build();
+    let (n, sha) = gh.open("Behind");
+    gh.green_build(&sha);
+    gh.sim
+        .patch_pr(
+            "acme",
+            "api",
+            n,
+            PrPatch {
+                behind: Some(true),
+                base_touches_files: Some(touches_its_files),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    n
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mergers_own_branch_update_keeps_the_approval() {
+    let gh = simulator().await;
+    let n = behind_its_base(&gh, false);
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    wait_status(&app, &t, "done").await;
+    let pr = gh.sim.pr("acme", "api", n).unwrap();
+    assert!(pr.merged);
+    assert_eq!(pr.update_branch_count, 1, "merged the updated head");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_that_changes_reviewed_files_blocks_for_a_new_approval() {
+    let gh = simulator().await;
+    let n = behind_its_base(&gh, true);
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    let events = wait_status(&app, &t, "blocked").await;
+    assert!(
+        blocked_reason(&events).starts_with("the PR changed after approval"),
+        "{}",
+        blocked_reason(&events)
+    );
+    let pr = gh.sim.pr("acme", "api", n).unwrap();
+    assert_eq!(pr.update_branch_count, 1);
+    assert!(!pr.merged);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_diff_too_large_to_compare_blocks_even_a_rebase() {
+    let gh = simulator().await;
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let (n, first) = gh.open("Vendored everything");
+    gh.sim.widen_diff("acme", "api", n, 400).unwrap();
+    gh.require_build();
+    gh.sim
+        .set_check_run("acme", "api", &first, "build", "in_progress", None)
+        .unwrap();
+    let t = approve_with_pr(&app, n, "").await;
+    waiting_for_checks(&app, &t).await;
+    let rebased = gh.sim.rebase("acme", "api", n).unwrap();
+    gh.green_build(&rebased);
+    let events = wait_status(&app, &t, "blocked").await;
+    assert_eq!(
+        blocked_reason(&events),
+        format!(
+            "the PR's head moved after approval (approved {}, now {}) and its diff is too large to compare; \
+             review it and approve again",
+            &first[..7],
+            &rebased[..7]
+        )
+    );
+    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
+    app.stop().await;
+}
+
+fn compare_fails(gh: &Sim, status: u16, times: u32) {
+    gh.sim.set_repo_fault(
+        "acme",
+        "api",
+        Some(RepoFault {
+            status,
+            operation: Some("compare".into()),
+            times,
+            ..Default::default()
+        }),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_diff_read_that_fails_for_a_while_is_waited_out() {
+    let gh = simulator().await;
+    compare_fails(&gh, 502, 3);
+    let n = gh.green_pr("Compare is down");
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    wait_status(&app, &t, "done").await;
+    assert!(gh.sim.pr("acme", "api", n).unwrap().merged);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_is_merged_without_reading_the_diff_it_binds_to() {
+    let gh = simulator().await;
+    compare_fails(&gh, 404, 0);
+    let n = gh.green_pr("Unreadable diff");
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    let events = wait_status(&app, &t, "blocked").await;
+    assert_eq!(
+        blocked_reason(&events),
+        format!("GitHub answered 404 reading the diff of acme/api#{n}: it does not exist, or the token cannot see it")
+    );
+    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_approved_head_survives_a_restart_and_a_push_while_down_blocks() {
+    let gh = simulator().await;
+    let first_app = fast(&gh, Db::Sqlite).start().await;
+    let (n, first, t) = approved_and_waiting(&gh, &first_app).await;
+    let database_url = first_app.database_url.clone();
+    let files = first_app.stop_keeping_files().await;
+    // While no Kandev runs, the agent pushes and its CI goes green.
+    let pushed = gh.sim.push("acme", "api", n).unwrap();
+    gh.green_build(&pushed);
+    // Past GitHub's read lag: the next Kandev reads only the pushed head.
+    tokio::time::sleep(Duration::from_millis(READ_LAG_MS + 200)).await;
+    let data = files.path().join("data");
+    let second = fast(&gh, Db::Sqlite)
+        .settings_more(move |s| {
+            s.database_url = database_url;
+            s.data_dir = data;
+        })
+        .start()
+        .await;
+    let events = wait_status(&second, &t, "blocked").await;
+    assert!(
+        blocked_reason(&events).contains(&first[..7]),
+        "{}",
+        blocked_reason(&events)
+    );
+    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
+    second.stop().await;
+    drop(files);
+}
