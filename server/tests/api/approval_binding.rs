@@ -33,10 +33,9 @@ async fn approved_and_waiting(gh: &Sim, app: &TestApp) -> (i64, String, String) 
     (n, first, t)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_push_after_approval_blocks_instead_of_merging_code_nobody_reviewed() {
+async fn a_push_after_approval_blocks_instead_of_merging_code_nobody_reviewed(db: Db) {
     let gh = simulator().await;
-    let app = fast(&gh, Db::Sqlite).start().await;
+    let app = fast(&gh, db).start().await;
     let (n, first, t) = approved_and_waiting(&gh, &app).await;
     let pushed = gh.sim.push("acme", "api", n).unwrap();
     gh.green_build(&pushed);
@@ -55,6 +54,8 @@ async fn a_push_after_approval_blocks_instead_of_merging_code_nobody_reviewed() 
     assert_eq!(pr.merge_count, 0);
     app.stop().await;
 }
+
+crate::on_both_databases!(a_push_after_approval_blocks_instead_of_merging_code_nobody_reviewed);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rebase_that_keeps_the_reviewed_diff_still_merges() {
