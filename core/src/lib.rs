@@ -33,6 +33,7 @@ pub mod schema;
 pub mod task_pr;
 pub mod text;
 pub mod trigger;
+pub mod unreadable;
 pub mod webhook;
 
 pub use trigger::TriggerType;

@@ -33,6 +33,8 @@ pub struct GithubService {
     webhook_secret: Option<String>,
     /// The sweep's last probe of each watched link.
     probes: poller::ProbeMemory,
+    /// Watched links GitHub answered 404 for, and the sweeps each sits out.
+    unreadable: poller::Unreadable,
     /// PRs read again because GitHub's API lagged their delivery.
     rereads: reread::Rereads,
 }
@@ -54,6 +56,7 @@ impl GithubService {
             clock,
             webhook_secret: webhook_secret.filter(|s| !s.is_empty()),
             probes: Default::default(),
+            unreadable: Default::default(),
             rereads: Default::default(),
         }
     }

@@ -18,6 +18,7 @@ use crate::coord::{Leases, lease};
 use crate::periodic::Periodic;
 use crate::store::TaskPrListing;
 use crate::store::task_prs::pr_key;
+use kandev_core::unreadable::sweeps_to_skip;
 
 pub struct Poller {
     service: Arc<GithubService>,
@@ -34,6 +35,8 @@ pub struct SweepReport {
     pub synced: usize,
     pub published: usize,
     pub failed: usize,
+    /// Links GitHub answered 404 for lately, left out of this sweep.
+    pub skipped: usize,
 }
 
 impl Poller {
@@ -101,6 +104,42 @@ impl ProbeMemory {
     }
 
     /// Forgets PRs no longer watched.
+    fn keep_only(&self, keys: &HashSet<String>) {
+        let mut m = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        m.retain(|k, _| keys.contains(k));
+    }
+}
+
+/// Watched links GitHub answered 404 for: misses in a row, and sweeps
+/// still to sit out (per replica, like the probes: a takeover tries all).
+#[derive(Default)]
+pub struct Unreadable(Mutex<HashMap<String, (u32, u32)>>);
+
+impl Unreadable {
+    /// Whether this sweep leaves the link out (and counts the sweep).
+    fn sits_out(&self, key: &str) -> bool {
+        let mut m = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match m.get_mut(key) {
+            Some((_, left)) if *left > 0 => {
+                *left -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn missed(&self, key: String) -> u32 {
+        let mut m = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = m.entry(key).or_insert((0, 0));
+        entry.0 = entry.0.saturating_add(1);
+        entry.1 = sweeps_to_skip(entry.0);
+        entry.0
+    }
+
+    fn read(&self, key: &str) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+    }
+
     fn keep_only(&self, keys: &HashSet<String>) {
         let mut m = self.0.lock().unwrap_or_else(|p| p.into_inner());
         m.retain(|k, _| keys.contains(k));
@@ -184,15 +223,22 @@ pub async fn sweep(service: &GithubService, settle: Duration) -> SweepReport {
         watched: rows.len(),
         ..Default::default()
     };
-    service.probes.keep_only(&rows.iter().map(link_key).collect());
+    let keys: HashSet<String> = rows.iter().map(link_key).collect();
+    service.probes.keep_only(&keys);
+    service.unreadable.keep_only(&keys);
     let mut tally = Tally::default();
-    let all: Vec<&TaskPrListing> = rows.iter().collect();
+    let all: Vec<&TaskPrListing> = rows
+        .iter()
+        .filter(|r| !service.unreadable.sits_out(&link_key(r)))
+        .collect();
+    report.skipped = rows.len() - all.len();
     let client = service.client();
     let mut changed: Vec<(&TaskPrListing, String)> = vec![];
     let mut by_rest: Vec<&TaskPrListing> = vec![];
     for (row, probe) in in_batches(&all, |keys| async move { client.probe_prs(&keys).await }).await {
         match probe {
             Ok(Some(v)) => {
+                service.unreadable.read(&link_key(row));
                 let text = v.to_string();
                 if service.probes.unchanged(&link_key(row), &text) {
                     report.synced += 1;
@@ -257,17 +303,26 @@ pub async fn sweep(service: &GithubService, settle: Duration) -> SweepReport {
     }
     // REST, conditional requests four at a time: boxed so the stream's
     // futures have one concrete, Send type.
-    let syncs: Vec<futures::future::BoxFuture<'_, _>> =
-        by_rest.iter().map(|row| Box::pin(service.sync_row(row)) as _).collect();
+    let syncs: Vec<futures::future::BoxFuture<'_, (String, GithubResult<bool>)>> = by_rest
+        .iter()
+        .map(|row| Box::pin(async move { (link_key(row), service.sync_row(row).await) }) as _)
+        .collect();
     let results: Vec<_> = futures::stream::iter(syncs)
         .buffer_unordered(CONCURRENCY)
         .collect()
         .await;
-    for r in results {
+    for (key, r) in results {
         match r {
             Ok(published) => {
+                service.unreadable.read(&key);
                 report.synced += 1;
                 report.published += usize::from(published);
+            }
+            Err(GithubError::NotFound) => {
+                report.failed += 1;
+                let misses = service.unreadable.missed(key.clone());
+                tracing::warn!(link = %key, misses, skipped_sweeps = sweeps_to_skip(misses),
+                    "GitHub answered 404 for a watched PR; tried again after the skipped sweeps");
             }
             Err(e) => tally.failed(&mut report, &e),
         }

@@ -120,3 +120,43 @@ async fn a_hand_off_github_cannot_read_keeps_what_an_earlier_read_stored() {
     );
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_github_answers_404_for_is_swept_less_and_less_often_and_read_once_it_exists() {
+    let gh = simulator().await;
+    let app = gh.app(Db::Sqlite).start().await;
+    let ws = app.workspace_with_repo("W").await;
+    let t = app.task(&ws, "T").await;
+    // The agent names a PR that does not exist (yet): the simulator numbers
+    // from 1, and none is open.
+    hand_off(&app, &t, 1).await;
+    let mut skipped = vec![];
+    for _ in 0..8 {
+        skipped.push(app.sweep().await.skipped);
+    }
+    // Misses 1, 2, 3, 4 sit out 0, 1, 3, then 7 sweeps.
+    assert_eq!(skipped, [0, 0, 1, 0, 1, 1, 1, 0]);
+    let before = gh.sim.counters().requests;
+    app.sweep().await;
+    assert_eq!(gh.sim.counters().requests, before, "a skipped link costs no request");
+    let (n, _) = gh.open("Exists now");
+    assert_eq!(n, 1);
+    let mut sweeps = 1;
+    while linked_title(&app, &t).await.is_empty() {
+        assert!(sweeps < 8, "read again after at most the seven skipped sweeps");
+        app.sweep().await;
+        sweeps += 1;
+    }
+    assert_eq!(linked_title(&app, &t).await, "Exists now");
+    assert_eq!(
+        app.sweep().await.skipped,
+        0,
+        "a link read once is swept every time again"
+    );
+    app.stop().await;
+}
+
+async fn linked_title(app: &TestApp, t: &str) -> String {
+    let listed = app.get(&format!("/api/v1/tasks/{t}/prs")).await.body;
+    listed[0]["pr_title"].as_str().unwrap_or_default().to_string()
+}
