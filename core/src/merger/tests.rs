@@ -547,6 +547,18 @@ fn decisions_carry_message_ids_for_every_language() {
     assert_eq!(what, [Said::new("mergeability")]);
 }
 
+/// A decision on green CI and no gate facts, at a fixed moment.
+fn decide_green(pr: &PrSnapshot, job: &JobState) -> Step {
+    decide(
+        pr,
+        &CiVerdict::Green,
+        &Facts::default(),
+        job,
+        &POLICY,
+        t("2026-03-08T12:00:00Z"),
+    )
+}
+
 fn approved(sha: &str, diff: &str) -> JobState {
     JobState {
         approved_sha: sha.into(),
@@ -557,28 +569,13 @@ fn approved(sha: &str, diff: &str) -> JobState {
 
 #[test]
 fn a_head_other_than_the_approved_one_blocks_before_anything_is_merged() {
-    let now = t("2026-03-08T12:00:00Z");
     let clean = pr("open", "clean");
     assert_eq!(
-        decide(
-            &clean,
-            &CiVerdict::Green,
-            &Facts::default(),
-            &approved("h1", "d"),
-            &POLICY,
-            now
-        ),
+        decide_green(&clean, &approved("h1", "d")),
         Step::Merge { sha: "h1".into() }
     );
     assert_eq!(
-        decide(
-            &clean,
-            &CiVerdict::Green,
-            &Facts::default(),
-            &approved("a0a0a0a0a0", "d"),
-            &POLICY,
-            now
-        ),
+        decide_green(&clean, &approved("a0a0a0a0a0", "d")),
         Step::Block("the PR changed after approval (approved a0a0a0a, now h1); review it and approve again".into())
     );
     // Even a queued PR: GitHub ejects a new head, and nobody approved it.
@@ -587,18 +584,11 @@ fn a_head_other_than_the_approved_one_blocks_before_anything_is_merged() {
         ..approved("a0", "d")
     };
     assert!(matches!(
-        decide(&clean, &CiVerdict::Green, &Facts::default(), &queued, &POLICY, now),
+        decide_green(&clean, &queued),
         Step::Block(s) if s.starts_with("the PR changed after approval")
     ));
     assert_eq!(
-        decide(
-            &clean,
-            &CiVerdict::Green,
-            &Facts::default(),
-            &approved("a0", ""),
-            &POLICY,
-            now
-        ),
+        decide_green(&clean, &approved("a0", "")),
         Step::Block(
             "the PR's head moved after approval (approved a0, now h1) and its diff is too large to compare; \
              review it and approve again"
@@ -609,45 +599,22 @@ fn a_head_other_than_the_approved_one_blocks_before_anything_is_merged() {
 
 #[test]
 fn a_merged_or_closed_pr_ends_the_job_whatever_head_it_has() {
-    let now = t("2026-03-08T12:00:00Z");
     let mut merged = pr("closed", "unknown");
     merged.merged = true;
     assert_eq!(
-        decide(
-            &merged,
-            &CiVerdict::Green,
-            &Facts::default(),
-            &approved("a0", "d"),
-            &POLICY,
-            now
-        ),
+        decide_green(&merged, &approved("a0", "d")),
         Step::Complete(ALREADY_MERGED.into())
     );
     assert_eq!(
-        decide(
-            &pr("closed", ""),
-            &CiVerdict::Green,
-            &Facts::default(),
-            &approved("a0", "d"),
-            &POLICY,
-            now
-        ),
+        decide_green(&pr("closed", ""), &approved("a0", "d")),
         Step::Block("PR closed without merge".into())
     );
 }
 
 #[test]
 fn an_unbound_job_from_before_bindings_decides_as_before() {
-    let now = t("2026-03-08T12:00:00Z");
     assert_eq!(
-        decide(
-            &pr("open", "clean"),
-            &CiVerdict::Green,
-            &Facts::default(),
-            &JobState::default(),
-            &POLICY,
-            now
-        ),
+        decide_green(&pr("open", "clean"), &JobState::default()),
         Step::Merge { sha: "h1".into() }
     );
 }

@@ -5,11 +5,12 @@
 
 use std::time::Duration;
 
-use kandev_server::github_sim::{PrPatch, RepoFault};
+use kandev_server::github_sim::RepoFault;
 use serde_json::Value;
 
 use crate::github_support::{
-    READ_LAG_MS, Sim, approve_with_pr, fast, last_of, simulator, wait_status, waiting_for_checks,
+    READ_LAG_MS, Sim, approve_until_merged, approve_with_pr, fast, fast_again, last_of, simulator, wait_status,
+    waiting_for_checks,
 };
 use crate::support::{Db, TestApp};
 
@@ -72,23 +73,11 @@ async fn a_rebase_that_keeps_the_reviewed_diff_still_merges() {
 }
 
 /// A PR behind its base, whose CI reports on every new head.
-fn behind_its_base(gh: &Sim, touches_its_files: bool) -> i64 {
+fn behind_its_base(gh: &Sim, touching_its_files: bool) -> i64 {
     gh.auto_build(50);
     gh.require_build();
-    let (n, sha) = gh.open("Behind");
-    gh.green_build(&sha);
-    gh.sim
-        .patch_pr(
-            "acme",
-            "api",
-            n,
-            PrPatch {
-                behind: Some(true),
-                base_touches_files: Some(touches_its_files),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let n = gh.green_pr("Behind");
+    gh.behind(n, touching_its_files);
     n
 }
 
@@ -97,10 +86,8 @@ async fn the_mergers_own_branch_update_keeps_the_approval() {
     let gh = simulator().await;
     let n = behind_its_base(&gh, false);
     let app = fast(&gh, Db::Sqlite).start().await;
-    let t = approve_with_pr(&app, n, "").await;
-    wait_status(&app, &t, "done").await;
+    approve_until_merged(&gh, &app, n).await;
     let pr = gh.sim.pr("acme", "api", n).unwrap();
-    assert!(pr.merged);
     assert_eq!(pr.update_branch_count, 1, "merged the updated head");
     app.stop().await;
 }
@@ -170,9 +157,7 @@ async fn a_diff_read_that_fails_for_a_while_is_waited_out() {
     compare_fails(&gh, 502, 3);
     let n = gh.green_pr("Compare is down");
     let app = fast(&gh, Db::Sqlite).start().await;
-    let t = approve_with_pr(&app, n, "").await;
-    wait_status(&app, &t, "done").await;
-    assert!(gh.sim.pr("acme", "api", n).unwrap().merged);
+    approve_until_merged(&gh, &app, n).await;
     app.stop().await;
 }
 
@@ -204,14 +189,7 @@ async fn the_approved_head_survives_a_restart_and_a_push_while_down_blocks() {
     gh.green_build(&pushed);
     // Past GitHub's read lag: the next Kandev reads only the pushed head.
     tokio::time::sleep(Duration::from_millis(READ_LAG_MS + 200)).await;
-    let data = files.path().join("data");
-    let second = fast(&gh, Db::Sqlite)
-        .settings_more(move |s| {
-            s.database_url = database_url;
-            s.data_dir = data;
-        })
-        .start()
-        .await;
+    let second = fast_again(&gh, database_url, &files).await;
     let events = wait_status(&second, &t, "blocked").await;
     assert!(
         blocked_reason(&events).contains(&first[..7]),

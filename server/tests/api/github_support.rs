@@ -6,7 +6,7 @@ use std::time::Duration;
 use kandev_core::events::{FromPayload, TASK_PR_UPDATED};
 use kandev_core::task_pr::TaskPr;
 use kandev_server::bus::{Subscription, handler};
-use kandev_server::github_sim::{NewPr, SimRuleset, Simulator};
+use kandev_server::github_sim::{NewPr, PrPatch, SimRuleset, Simulator};
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -96,6 +96,17 @@ impl Sim {
             .expect("protection");
     }
 
+    /// Puts PR `n` behind its base; `touching_its_files`: the base changed
+    /// the PR's own files, so an update merges them.
+    pub fn behind(&self, n: i64, touching_its_files: bool) {
+        let patch = PrPatch {
+            behind: Some(true),
+            base_touches_files: Some(touching_its_files),
+            ..Default::default()
+        };
+        self.sim.patch_pr("acme", "api", n, patch).expect("patch");
+    }
+
     /// From now on, reads show a PR as it was `ms` before a merge, close or
     /// push (its webhook already says what happened).
     /// Adds a ruleset on acme/api's default branch, as `shape` makes it.
@@ -179,6 +190,27 @@ pub fn fast(sim: &Sim, db: Db) -> Spawn {
 }
 
 /// A task handed to review with the PR, then approved.
+/// A fast app again on the SQLite database and data directory a stopped
+/// one kept (`stop_keeping_files`): a restart.
+pub async fn fast_again(sim: &Sim, database_url: String, kept: &tempfile::TempDir) -> TestApp {
+    let data = kept.path().join("data");
+    fast(sim, Db::Sqlite)
+        .settings_more(move |s| {
+            s.database_url = database_url;
+            s.data_dir = data;
+        })
+        .start()
+        .await
+}
+
+/// Approves PR `n` and waits for it to be merged; the task's id.
+pub async fn approve_until_merged(gh: &Sim, app: &TestApp, n: i64) -> String {
+    let t = approve_with_pr(app, n, "").await;
+    wait_status(app, &t, "done").await;
+    assert!(gh.sim.pr("acme", "api", n).expect("pr").merged, "PR #{n} merged");
+    t
+}
+
 pub async fn approve_with_pr(app: &TestApp, number: i64, description: &str) -> String {
     let ws = app.workspace_with_repo("W").await;
     approve_in(app, &ws, number, description).await

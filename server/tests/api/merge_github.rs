@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use kandev_server::clock::ManualClock;
-use kandev_server::github_sim::{Faults, PrPatch, RepoFault, Timing};
+use kandev_server::github_sim::{Faults, RepoFault, Timing};
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -18,20 +18,6 @@ use crate::support::{Db, eventually};
 fn green_ci(gh: &Sim) {
     gh.auto_build(100);
     gh.require_build();
-}
-
-fn behind(gh: &Sim, n: i64) {
-    gh.sim
-        .patch_pr(
-            "acme",
-            "api",
-            n,
-            PrPatch {
-                behind: Some(true),
-                ..Default::default()
-            },
-        )
-        .unwrap();
 }
 
 fn at(s: &str) -> DateTime<Utc> {
@@ -47,7 +33,7 @@ async fn update_branch_with_a_2s_delay_merges_the_new_head() {
     });
     green_ci(&gh);
     let (n, old_head) = gh.open("Stale base");
-    behind(&gh, n);
+    gh.behind(n, false);
     let app = fast(&gh, Db::Sqlite).start().await;
     let t = approve_with_pr(&app, n, "").await;
     let events = wait_status(&app, &t, "done").await;
@@ -75,7 +61,7 @@ async fn an_expected_head_sha_422_on_update_starts_the_evaluation_over() {
     let gh = simulator().await;
     green_ci(&gh);
     let (n, _) = gh.open("Raced");
-    behind(&gh, n);
+    gh.behind(n, false);
     gh.sim.set_repo_fault(
         "acme",
         "api",

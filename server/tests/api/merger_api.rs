@@ -10,7 +10,9 @@ use kandev_server::github_sim::{Faults, NewPr, PrPatch};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::github_support::{approve_with_pr, fast, last_of, simulator, wait_status, waiting_for_checks};
+use crate::github_support::{
+    approve_until_merged, approve_with_pr, fast, fast_again, last_of, simulator, wait_status, waiting_for_checks,
+};
 use crate::support::{Db, eventually};
 
 /// written (the status moves first, the event follows it).
@@ -199,9 +201,7 @@ async fn failing_optional_check_still_merges() {
         .set_check_run("acme", "api", &sha, "lint", "completed", Some("failure"))
         .unwrap();
     let app = fast(&gh, Db::Sqlite).start().await;
-    let t = approve_with_pr(&app, n, "").await;
-    wait_status(&app, &t, "done").await;
-    assert!(gh.sim.pr("acme", "api", n).unwrap().merged);
+    approve_until_merged(&gh, &app, n).await;
     app.stop().await;
 }
 
@@ -335,14 +335,7 @@ async fn restart_in_the_middle_of_a_wait_resumes_and_merges() {
     let database_url = first.database_url.clone();
     let files = first.stop_keeping_files().await;
     gh.green_build(&sha);
-    let data = files.path().join("data");
-    let second = fast(&gh, Db::Sqlite)
-        .settings_more(move |s| {
-            s.database_url = database_url;
-            s.data_dir = data;
-        })
-        .start()
-        .await;
+    let second = fast_again(&gh, database_url, &files).await;
     let events = wait_status(&second, &t, "done").await;
     assert_eq!(
         last_of(&events, "completed")["payload"]["summary"],
