@@ -250,8 +250,8 @@ impl Simulator {
         Ok(sha)
     }
 
-    /// Makes the PR's current diff `files` files long (GitHub lists 300 of
-    /// a comparison at most).
+    /// Adds `files` files to the PR's current diff (GitHub lists 300 of a
+    /// comparison at most).
     pub fn widen_diff(&self, owner: &str, name: &str, number: i64, files: usize) -> SimResult<()> {
         let mut s = self.lock();
         let head = s

@@ -214,7 +214,7 @@ impl Merger {
                     match self.store.update_merger_job(&job, self.clock.now()).await {
                         Ok(true) => {}
                         Ok(false) => return self.cancelled(&job).await,
-                        // Unstored, a takeover could bind a later head: not on.
+                        // Not stored, a takeover could bind a later head: read again first.
                         Err(e) => {
                             tracing::warn!(task_id = %task.id, error = %e, "could not store the approved head");
                             if !self.pause().await {
