@@ -3,8 +3,8 @@
 use kandev_core::api::{Actor, EVENT_BLOCKED, EVENT_COMPLETED, EVENT_MERGE_PROGRESS, EVENT_MERGED, Task};
 use kandev_core::board::{TaskStatus, merger_finish};
 use kandev_core::merger::{
-    JobState, KeepBranch, Policy, Said, Step, bind, branch_home, decide, enqueued, kept_failing, may_delete,
-    retry_delay, short, update_requested, waiting,
+    KeepBranch, Policy, Said, Step, bind, branch_home, decide, enqueued, kept_failing, may_delete, retry_delay, short,
+    update_requested, waiting,
 };
 use serde_json::json;
 use std::time::Duration;
@@ -66,19 +66,6 @@ fn passing(e: &GithubError) -> Option<ReadFailure> {
             Some(ReadFailure::Retry(e.to_string(), None))
         }
         _ => None,
-    }
-}
-
-/// What the decision needs of a stored job.
-pub(super) fn job_state(job: &MergerJob) -> JobState {
-    JobState {
-        wait_started_at: job.wait_started_at,
-        waiting_on_sha: job.waiting_on_sha.clone(),
-        branch_updates: job.branch_updates,
-        update_from_sha: job.update_from_sha.clone(),
-        queued: job.queued,
-        approved_sha: job.approved_sha.clone(),
-        approved_diff: job.approved_diff.clone(),
     }
 }
 
@@ -201,16 +188,16 @@ impl Merger {
             (retries, failing_since) = (0, None);
             // A PR GitHub shows queued is queued, whoever put it there (an
             // enqueue whose answer was lost, a person).
-            if reading.facts.queue_position.is_some() && !job.queued {
-                job.queued = true;
+            if reading.facts.queue_position.is_some() && !job.memory.queued {
+                job.memory.queued = true;
                 job.pr_node_id = reading.pr.node_id.clone();
             }
             // The first read binds the approval to its head; a head with the
             // approved diff (the merger's own update, a rebase) takes its place.
             if let Some(diff) = &reading.diff {
-                let bound = bind(&job_state(&job), &reading.snapshot.head_sha, diff.as_deref());
-                if bound.approved_sha != job.approved_sha {
-                    self.remember(&mut job, bound);
+                let bound = bind(&job.memory, &reading.snapshot.head_sha, diff.as_deref());
+                if bound.approved_sha != job.memory.approved_sha {
+                    job.memory = bound;
                     match self.store.update_merger_job(&job, self.clock.now()).await {
                         Ok(true) => {}
                         Ok(false) => return self.cancelled(&job).await,
@@ -225,7 +212,7 @@ impl Merger {
                     }
                 }
             }
-            let state = job_state(&job);
+            let state = job.memory.clone();
             let now = self.clock.now();
             let pr = &reading.pr;
             let snap = &reading.snapshot;
@@ -233,7 +220,7 @@ impl Merger {
                 Step::Complete(summary) => return End::Done(summary),
                 Step::Block(reason) => return End::Blocked(reason),
                 Step::Wait(pending) => {
-                    self.remember(&mut job, waiting(&state, &snap.head_sha, now));
+                    job.memory = waiting(&state, &snap.head_sha, now);
                     if let Ok(false) = self.store.update_merger_job(&job, now).await {
                         return self.cancelled(&job).await;
                     }
@@ -268,7 +255,7 @@ impl Merger {
                     {
                         // 202: GitHub updates the branch later; wait for the new head.
                         Ok(_) => {
-                            self.remember(&mut job, update_requested(&state, &expected_head_sha, self.clock.now()));
+                            job.memory = update_requested(&state, &expected_head_sha, self.clock.now());
                             if let Ok(false) = self.store.update_merger_job(&job, self.clock.now()).await {
                                 return self.cancelled(&job).await;
                             }
@@ -335,7 +322,7 @@ impl Merger {
                         .await;
                     match self.github.client().enqueue(&pr.node_id, &sha).await {
                         Ok(entry) => {
-                            self.remember(&mut job, enqueued(&state, &sha, self.clock.now()));
+                            job.memory = enqueued(&state, &sha, self.clock.now());
                             job.pr_node_id = pr.node_id.clone();
                             if let Ok(false) = self.store.update_merger_job(&job, self.clock.now()).await {
                                 return self.cancelled(&job).await;
@@ -376,24 +363,13 @@ impl Merger {
     /// The merge was cancelled while this job ran: a PR it queued leaves the
     /// queue (the cancel may have looked before the enqueue landed).
     async fn cancelled(&self, job: &MergerJob) -> End {
-        if job.queued
+        if job.memory.queued
             && !job.pr_node_id.is_empty()
             && let Err(e) = self.github.client().dequeue(&job.pr_node_id).await
         {
             tracing::warn!(task_id = %job.task_id, error = %e, "could not take a cancelled merge out of the queue");
         }
         End::Cancelled
-    }
-
-    /// Copies a decision's memory into the job row.
-    fn remember(&self, job: &mut MergerJob, state: JobState) {
-        job.wait_started_at = state.wait_started_at;
-        job.waiting_on_sha = state.waiting_on_sha;
-        job.branch_updates = state.branch_updates;
-        job.update_from_sha = state.update_from_sha;
-        job.queued = state.queued;
-        job.approved_sha = state.approved_sha;
-        job.approved_diff = state.approved_diff;
     }
 
     pub(super) async fn merged(

@@ -175,15 +175,9 @@ impl MergeStarter for MergerHandle {
             pr_number: pr.number,
             state: JOB_PENDING.into(),
             timeout_minutes: minutes as i64,
-            wait_started_at: None,
-            waiting_on_sha: String::new(),
-            branch_updates: 0,
-            update_from_sha: String::new(),
-            queued: false,
             pr_node_id: String::new(),
-            // Bound at the merger's first read, moments from now.
-            approved_sha: String::new(),
-            approved_diff: String::new(),
+            // The approved head is bound at the merger's first read, moments from now.
+            memory: kandev_core::merger::JobState::default(),
         };
         if !m.store.insert_merger_job(&job, m.clock.now()).await? {
             return Err(crate::error::ServiceError::Conflict(
@@ -206,7 +200,7 @@ impl MergeStarter for MergerHandle {
         let Some(job) = m.store.get_merger_job(task_id).await? else {
             return Ok(());
         };
-        if !job.queued || job.pr_node_id.is_empty() {
+        if !job.memory.queued || job.pr_node_id.is_empty() {
             return Ok(());
         }
         match m.github.client().dequeue(&job.pr_node_id).await {

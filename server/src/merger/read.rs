@@ -70,7 +70,7 @@ impl Merger {
             });
         }
         // Pinned to the head's SHA, so a lagging read cannot mix two heads.
-        let diff = if needs_diff(&super::job::job_state(job), &pr.head.sha) {
+        let diff = if needs_diff(&job.memory, &pr.head.sha) {
             let files = client
                 .compare_files(&job.owner, &job.repo, &pr.base.branch, &pr.head.sha)
                 .await
@@ -112,7 +112,7 @@ impl Merger {
             ..Default::default()
         };
         let mut snapshot = snapshot;
-        let needs_gate = job.queued || facts.merge_queue || snapshot.mergeable_state == "blocked";
+        let needs_gate = job.memory.queued || facts.merge_queue || snapshot.mergeable_state == "blocked";
         if needs_gate {
             self.read_gate(job, &the_pr, &mut facts, &mut snapshot).await?;
         }
@@ -153,7 +153,7 @@ impl Merger {
                 facts.queue_position = gate.merge_queue_entry.as_ref().map(|e| e.position.max(1));
                 facts.dequeued_reason = gate.timeline_items.nodes.iter().rev().find_map(|n| n.reason.clone());
             }
-            Err(e) if job.queued || facts.merge_queue => return Err(failed("reading-queue", the_pr)(e)),
+            Err(e) if job.memory.queued || facts.merge_queue => return Err(failed("reading-queue", the_pr)(e)),
             Err(e) => tracing::info!(task_id = %job.task_id, error = %e, "could not read reviews over GraphQL"),
         }
         let reviews = client

@@ -1,5 +1,6 @@
 use chrono::{DateTime, Utc};
 use kandev_core::api::{GithubWorkspaceSettings, RepoScopeMode};
+use kandev_core::merger::JobState;
 use sqlx::any::AnyRow;
 
 use super::rows::{RowExt, flag};
@@ -14,19 +15,12 @@ pub struct MergerJob {
     pub pr_number: i64,
     pub state: String,
     pub timeout_minutes: i64,
-    pub wait_started_at: Option<DateTime<Utc>>,
-    pub waiting_on_sha: String,
-    /// Times the job brought the branch up to date (the column's name
-    /// predates the count; an older row's 1 is one update).
-    pub branch_updates: u32,
-    pub update_from_sha: String,
-    pub queued: bool,
     /// The PR's GraphQL node id once it was enqueued (to dequeue it).
     pub pr_node_id: String,
-    /// The head the approval stands for and its diff's digest (see
-    /// `kandev_core::merger::bind`); empty until the first read.
-    pub approved_sha: String,
-    pub approved_diff: String,
+    /// What the merger remembers between decisions: its waits, branch
+    /// updates (the `updated_branch` column's name predates the count; an
+    /// older row's 1 is one update), the queue, and the approved head.
+    pub memory: JobState,
 }
 
 fn job(row: &AnyRow) -> StoreResult<MergerJob> {
@@ -37,14 +31,16 @@ fn job(row: &AnyRow) -> StoreResult<MergerJob> {
         pr_number: row.int("pr_number")?,
         state: row.text("state")?,
         timeout_minutes: row.int("timeout_minutes")?,
-        wait_started_at: row.opt_time("wait_started_at")?,
-        waiting_on_sha: row.text("waiting_on_sha")?,
-        branch_updates: u32::try_from(row.int("updated_branch")?.max(0)).unwrap_or(u32::MAX),
-        update_from_sha: row.text("update_from_sha")?,
-        queued: row.flag("queued")?,
         pr_node_id: row.text("pr_node_id")?,
-        approved_sha: row.text("approved_sha")?,
-        approved_diff: row.text("approved_diff")?,
+        memory: JobState {
+            wait_started_at: row.opt_time("wait_started_at")?,
+            waiting_on_sha: row.text("waiting_on_sha")?,
+            branch_updates: u32::try_from(row.int("updated_branch")?.max(0)).unwrap_or(u32::MAX),
+            update_from_sha: row.text("update_from_sha")?,
+            queued: row.flag("queued")?,
+            approved_sha: row.text("approved_sha")?,
+            approved_diff: row.text("approved_diff")?,
+        },
     })
 }
 
@@ -143,14 +139,14 @@ impl Store {
         .bind(j.pr_number)
         .bind(&j.state)
         .bind(j.timeout_minutes)
-        .bind(opt_time_to_text(j.wait_started_at))
-        .bind(&j.waiting_on_sha)
-        .bind(i64::from(j.branch_updates))
-        .bind(&j.update_from_sha)
-        .bind(flag(j.queued))
+        .bind(opt_time_to_text(j.memory.wait_started_at))
+        .bind(&j.memory.waiting_on_sha)
+        .bind(i64::from(j.memory.branch_updates))
+        .bind(&j.memory.update_from_sha)
+        .bind(flag(j.memory.queued))
         .bind(&j.pr_node_id)
-        .bind(&j.approved_sha)
-        .bind(&j.approved_diff)
+        .bind(&j.memory.approved_sha)
+        .bind(&j.memory.approved_diff)
         .bind(time_to_text(now))
         .execute(&mut *self.writer().await?)
         .await?;
@@ -167,14 +163,14 @@ impl Store {
         )
         .bind(&j.task_id)
         .bind(&j.state)
-        .bind(opt_time_to_text(j.wait_started_at))
-        .bind(&j.waiting_on_sha)
-        .bind(i64::from(j.branch_updates))
-        .bind(&j.update_from_sha)
-        .bind(flag(j.queued))
+        .bind(opt_time_to_text(j.memory.wait_started_at))
+        .bind(&j.memory.waiting_on_sha)
+        .bind(i64::from(j.memory.branch_updates))
+        .bind(&j.memory.update_from_sha)
+        .bind(flag(j.memory.queued))
         .bind(&j.pr_node_id)
-        .bind(&j.approved_sha)
-        .bind(&j.approved_diff)
+        .bind(&j.memory.approved_sha)
+        .bind(&j.memory.approved_diff)
         .bind(time_to_text(now))
         .execute(&mut *self.writer().await?)
         .await?;
