@@ -197,12 +197,14 @@ impl Merger {
             if let Some(diff) = &reading.diff {
                 let bound = bind(&job.memory, &reading.snapshot.head_sha, diff.as_deref());
                 if bound.approved_sha != job.memory.approved_sha {
-                    job.memory = bound;
+                    let unbound = std::mem::replace(&mut job.memory, bound);
                     match self.store.update_merger_job(&job, self.clock.now()).await {
                         Ok(true) => {}
                         Ok(false) => return self.cancelled(&job).await,
-                        // Not stored, a takeover could bind a later head: read again first.
+                        // Not stored, a takeover could bind a later head: forget
+                        // it, and bind (and store) again on the next read.
                         Err(e) => {
+                            job.memory = unbound;
                             tracing::warn!(task_id = %task.id, error = %e, "could not store the approved head");
                             if !self.pause().await {
                                 return End::Suspended;
