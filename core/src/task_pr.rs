@@ -29,6 +29,10 @@ pub struct TaskPr {
     pub pr_title: String,
     #[serde(default, deserialize_with = "null_as_default")]
     pub head_branch: String,
+    /// The head commit as of the last sync: what a person reviewing the
+    /// task sees, and what their approval names.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub head_sha: String,
     #[serde(default, deserialize_with = "null_as_default")]
     pub base_branch: String,
     #[serde(default, deserialize_with = "null_as_default")]
@@ -123,6 +127,16 @@ pub fn sync_changed(old: &TaskPr, new: &TaskPr) -> bool {
         || old.closed_at != new.closed_at
 }
 
+/// The head an approval from the task page names: the one linked PR's
+/// head as the page shows it. With several links the page cannot tell which
+/// one the review hand-off bound, so it names none (the merger binds its first read).
+pub fn reviewed_head(links: &[TaskPr]) -> Option<String> {
+    match links {
+        [only] if !only.head_sha.is_empty() => Some(only.head_sha.clone()),
+        _ => None,
+    }
+}
+
 /// The unwatched reconcile's predicate: only state, merged_at and closed_at.
 pub fn lifecycle_changed(old: &TaskPr, new: &TaskPr) -> bool {
     old.state != new.state || old.merged_at != new.merged_at || old.closed_at != new.closed_at
@@ -144,6 +158,18 @@ mod tests {
             pr_number: 7,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn an_approval_names_the_head_of_the_one_linked_pr_only() {
+        let link = |sha: &str| TaskPr {
+            head_sha: sha.into(),
+            ..Default::default()
+        };
+        assert_eq!(reviewed_head(&[link("abc")]), Some("abc".into()));
+        assert_eq!(reviewed_head(&[link("")]), None);
+        assert_eq!(reviewed_head(&[]), None);
+        assert_eq!(reviewed_head(&[link("abc"), link("def")]), None);
     }
 
     #[test]

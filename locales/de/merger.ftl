@@ -62,6 +62,7 @@ merger-reading-checks = Checks von { $pr }
 merger-reading-queue = Merge-Warteschlange von { $pr }
 merger-reading-reviews = Reviews von { $pr }
 merger-reading-diff = Diff von { $pr }
+merger-reading-approved = freigegebener Commit { $approved } von { $pr }
 merger-reading-update = Update des Branches
 merger-waiting = warte auf { $pending } bei { $sha }
 merger-updating-branch = bringe { $head } auf den Stand von { $base }

@@ -62,6 +62,7 @@ merger-reading-checks = the checks of { $pr }
 merger-reading-queue = the merge queue of { $pr }
 merger-reading-reviews = the reviews of { $pr }
 merger-reading-diff = the diff of { $pr }
+merger-reading-approved = the approved commit { $approved } of { $pr }
 merger-reading-update = an update of the branch
 merger-waiting = waiting for { $pending } on { $sha }
 merger-updating-branch = bringing { $head } up to date with { $base }

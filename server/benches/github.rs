@@ -52,9 +52,10 @@ async fn sweep_costs(sim: &Simulator, base: &str) {
             repo: "api".into(),
             pr_number: n,
             state: "open".into(),
+            head_sha: sha.clone(),
             ..Default::default()
         };
-        s.store.upsert_task_pr(&row, &sha, s.clock.now()).await.expect("row");
+        s.store.upsert_task_pr(&row, s.clock.now()).await.expect("row");
     }
     report("set-up: linked open PRs", PRS as usize, started);
     sim.set_timing(Timing {

@@ -170,6 +170,10 @@ pub struct ReviewRequest {
 pub struct ApproveRequest {
     #[serde(default)]
     pub reason: Option<String>,
+    /// The PR head the person reviewed (a full commit SHA): the merger then
+    /// merges only that code, or a head with the very same diff.
+    #[serde(default)]
+    pub head_sha: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,8 +1,9 @@
 //! An approval binds to the code it approved: the PR's diff against its base
-//! when the merger first read it. A later head — the merger's own branch
-//! update, a rebase, anyone's push — is merged only when its diff is the very
-//! same, file for file and blob for blob; anything else is code nobody
-//! reviewed, and the job blocks for a new approval.
+//! at the head the person saw (sent with the approval), or — when the
+//! approval named none — at the head the merger first read. A later head —
+//! the merger's own branch update, a rebase, anyone's push — is merged only
+//! when its diff is the very same, file for file and blob for blob; anything
+//! else is code nobody reviewed, and the job blocks for a new approval.
 
 use super::JobState;
 
@@ -45,21 +46,65 @@ pub fn diff_digest(base_branch: &str, files: &[DiffFile]) -> Option<String> {
     Some(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
+/// `approved_diff` of a job whose approval named its head, before the
+/// merger has read that head's diff (a digest is 64 hex digits; too large is
+/// empty).
+pub const DIFF_UNREAD: &str = "unread";
+
+/// The head an approval names, as the merger will pin it: a full commit SHA
+/// (it goes into GitHub URLs, so nothing else passes), in lower case.
+pub fn approved_head(sha: &str) -> Result<String, String> {
+    if sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(sha.to_ascii_lowercase())
+    } else {
+        Err("head_sha must be a full commit SHA (40 hexadecimal digits)".into())
+    }
+}
+
+/// A new job pinned to the head the person approved; its diff is read later.
+pub fn pin(head: &str) -> JobState {
+    JobState {
+        approved_sha: head.to_string(),
+        approved_diff: DIFF_UNREAD.to_string(),
+        ..Default::default()
+    }
+}
+
 /// Whether the merger must read the diff of `head` before deciding: the
-/// job has bound nothing yet, or the head is not the bound one.
+/// job has bound nothing yet, the head is not the bound one, or the bound
+/// head's diff is still unread.
 pub fn needs_diff(job: &JobState, head: &str) -> bool {
-    job.approved_sha != head
+    job.approved_sha != head || job.approved_diff == DIFF_UNREAD
+}
+
+/// Whether the merger must also read the diff of the approved head, which
+/// is no longer the PR's head: the approval pinned it and nothing read it.
+pub fn needs_approved_diff(job: &JobState, head: &str) -> bool {
+    job.approved_diff == DIFF_UNREAD && job.approved_sha != head
+}
+
+/// The job after reading the pinned head's diff (`None`: too large).
+pub fn settle(job: &JobState, approved_diff: Option<&str>) -> JobState {
+    let mut next = job.clone();
+    if job.approved_diff == DIFF_UNREAD {
+        next.approved_diff = approved_diff.unwrap_or_default().to_string();
+    }
+    next
 }
 
 /// The job's binding after reading `head` and its diff (`None`: too large to
-/// compare). The first read binds; a later head with the bound diff takes
-/// its place; any other head leaves the binding alone, and `decide` blocks.
+/// compare). The first read binds (or, on the pinned head, records its
+/// diff); a later head with the bound diff takes its place; any other head
+/// leaves the binding alone, and `decide` blocks.
 pub fn bind(job: &JobState, head: &str, diff: Option<&str>) -> JobState {
     let mut next = job.clone();
-    if job.approved_sha.is_empty() {
+    if job.approved_sha.is_empty() || (job.approved_sha == head && job.approved_diff == DIFF_UNREAD) {
         next.approved_sha = head.to_string();
         next.approved_diff = diff.unwrap_or_default().to_string();
-    } else if !job.approved_diff.is_empty() && diff == Some(job.approved_diff.as_str()) {
+    } else if !job.approved_diff.is_empty()
+        && job.approved_diff != DIFF_UNREAD
+        && diff == Some(job.approved_diff.as_str())
+    {
         next.approved_sha = head.to_string();
     }
     next
@@ -125,6 +170,46 @@ mod tests {
     #[test]
     fn a_new_head_with_the_approved_diff_takes_the_approved_heads_place() {
         assert_eq!(bind(&bound("aaa", "d1"), "bbb", Some("d1")), bound("bbb", "d1"));
+    }
+
+    #[test]
+    fn an_approval_names_its_head_by_a_full_sha_and_nothing_else() {
+        let sha = "0123456789abcdef0123456789ABCDEF01234567";
+        assert_eq!(approved_head(sha), Ok(sha.to_ascii_lowercase()));
+        for hostile in [
+            "",
+            "abc1234",
+            "../../../../repos/x/y/merge",
+            &format!("{sha}0"),
+            &sha.replace('0', "g"),
+        ] {
+            assert!(approved_head(hostile).is_err(), "{hostile}");
+        }
+    }
+
+    #[test]
+    fn a_pinned_head_still_read_there_records_its_diff() {
+        let job = pin("aaa");
+        assert!(needs_diff(&job, "aaa"));
+        assert!(!needs_approved_diff(&job, "aaa"));
+        assert_eq!(bind(&job, "aaa", Some("d1")), bound("aaa", "d1"));
+        assert_eq!(bind(&job, "aaa", None), bound("aaa", ""));
+    }
+
+    #[test]
+    fn a_pinned_head_that_moved_binds_only_a_head_with_its_diff() {
+        let job = pin("aaa");
+        assert!(needs_diff(&job, "bbb"));
+        assert!(needs_approved_diff(&job, "bbb"));
+        // Unread, nothing can match it: the approved diff is read first.
+        assert_eq!(bind(&job, "bbb", Some(DIFF_UNREAD)), job);
+        let settled = settle(&job, Some("d1"));
+        assert_eq!(settled, bound("aaa", "d1"));
+        assert_eq!(settle(&settled, Some("d2")), settled);
+        assert_eq!(bind(&settled, "bbb", Some("d1")), bound("bbb", "d1"));
+        assert_eq!(bind(&settled, "bbb", Some("d2")), settled);
+        let large = settle(&job, None);
+        assert_eq!(bind(&large, "bbb", None), bound("aaa", ""));
     }
 
     #[test]

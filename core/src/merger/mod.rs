@@ -17,7 +17,9 @@ use crate::checks::{Awaited, Check, CiVerdict};
 
 #[cfg(feature = "digests")]
 pub use approval::diff_digest;
-pub use approval::{COMPARE_FILE_CAP, DiffFile, bind, needs_diff};
+pub use approval::{
+    COMPARE_FILE_CAP, DIFF_UNREAD, DiffFile, approved_head, bind, needs_approved_diff, needs_diff, pin, settle,
+};
 pub use branch::{KeepBranch, branch_home, may_delete};
 pub use method::{merge_method, refused_method, restrict};
 pub use read_back::{MergeCall, ReadBack, read_back};
@@ -54,9 +56,9 @@ pub struct JobState {
     pub update_from_sha: String,
     /// The PR was put in its base branch's merge queue.
     pub queued: bool,
-    /// The head the approval stands for (bound at the first read, moved
-    /// only to a head with the same diff), and that diff's digest (empty:
-    /// too large to compare).
+    /// The head the approval stands for (named by the approval or bound at
+    /// the first read, moved only to a head with the same diff), and that
+    /// diff's digest (empty: too large to compare; [`DIFF_UNREAD`]: not read yet).
     pub approved_sha: String,
     pub approved_diff: String,
 }

@@ -156,6 +156,7 @@ impl Said {
             "reading-queue" => format!("the merge queue of {}", a("pr")),
             "reading-reviews" => format!("the reviews of {}", a("pr")),
             "reading-diff" => format!("the diff of {}", a("pr")),
+            "reading-approved" => format!("the approved commit {} of {}", a("approved"), a("pr")),
             "reading-update" => "an update of the branch".into(),
             // Progress.
             "waiting" => format!("waiting for {} on {}", a("pending"), a("sha")),
@@ -249,6 +250,7 @@ pub fn examples() -> Vec<Said> {
         reading("reading-queue"),
         reading("reading-reviews"),
         reading("reading-diff"),
+        reading("reading-approved").with("approved", "abc1234"),
         Said::new("changed-after-approval")
             .with("approved", "abc1234")
             .with("head", "def5678"),

@@ -16,7 +16,8 @@ use crate::error::{ServiceError, ServiceResult};
 /// to `running`, so a running merge task always has a job behind it.
 #[async_trait]
 pub trait MergeStarter: Send + Sync {
-    async fn prepare(&self, task: &Task, pr: &PrRef) -> ServiceResult<()>;
+    /// `approved`: the head the person approved, when the approval named it.
+    async fn prepare(&self, task: &Task, pr: &PrRef, approved: Option<&str>) -> ServiceResult<()>;
     /// The approval lost a race: forget the prepared job.
     async fn abandon(&self, task_id: &str);
     /// Starts the job (at once, not on a timer).
@@ -127,6 +128,10 @@ impl BoardService {
         let (approval, to) = approve(task.status, bound).map_err(|e| ServiceError::Conflict(e.to_string()))?;
         let reason = req.reason.unwrap_or_default();
         kandev_core::bounds::text("reason", &reason).map_err(|e| ServiceError::Invalid(e.0))?;
+        let head = match req.head_sha.as_deref() {
+            Some(sha) => Some(kandev_core::merger::approved_head(sha).map_err(ServiceError::Invalid)?),
+            None => None,
+        };
         match approval {
             Approval::Done => {
                 self.move_status_recording(
@@ -152,7 +157,7 @@ impl BoardService {
                     .ok_or_else(|| ServiceError::Unavailable("the merger is not running".into()))?;
                 // One job per task, decided by the database: a second approve
                 // racing this one gets a 409 and touches nothing.
-                starter.prepare(&task, &pr).await?;
+                starter.prepare(&task, &pr, head.as_deref()).await?;
                 if let Err(e) = self
                     .move_status_for_merge(&task, TaskStatus::HumanReview, to, json!({}), actor)
                     .await

@@ -52,14 +52,8 @@ impl GithubService {
 
     /// Stores a link as GitHub just read it, announced whatever it held.
     async fn store_read(&self, pr: &PrRef, read: &Fetched) -> ServiceResult<()> {
-        self.store_row(
-            (&pr.owner, &pr.repo),
-            &read.row,
-            &read.head_sha,
-            Write::Whole,
-            Announce::Always,
-        )
-        .await?;
+        self.store_row((&pr.owner, &pr.repo), &read.row, Write::Whole, Announce::Always)
+            .await?;
         Ok(())
     }
 
@@ -90,15 +84,9 @@ impl GithubService {
             .get_task_pr(task_id, &pr.owner, &pr.repo, pr.number)
             .await?
             .ok_or_else(|| ServiceError::NotFound("no such linked pull request".into()))?;
-        self.store_row(
-            (&pr.owner, &pr.repo),
-            &listing.pr,
-            &listing.head_sha,
-            Write::Whole,
-            Announce::Always,
-        )
-        .await?;
-        Ok(listing.pr)
+        self.store_row((&pr.owner, &pr.repo), &listing, Write::Whole, Announce::Always)
+            .await?;
+        Ok(listing)
     }
 
     /// A UI refresh of a task's open links: the lifecycle reconcile path.
@@ -153,7 +141,7 @@ impl PrLinker for GithubService {
             state: STATE_OPEN.into(),
             ..Default::default()
         };
-        self.store_row((&row.owner, &row.repo), &row, "", Write::IfMissing, Announce::Always)
+        self.store_row((&row.owner, &row.repo), &row, Write::IfMissing, Announce::Always)
             .await?;
         Ok(())
     }

@@ -46,7 +46,7 @@ impl GithubService {
                     return;
                 }
                 if let Err(e) = service.sync_row(row).await {
-                    tracing::warn!(task_id = %row.pr.task_id, error = %e, "could not read a moved repository's link; the poller's sweep retries");
+                    tracing::warn!(task_id = %row.task_id, error = %e, "could not read a moved repository's link; the poller's sweep retries");
                 }
             }
         });

@@ -16,8 +16,8 @@ use super::client::{GithubError, GithubResult};
 use super::sync::{Announce, Write};
 use crate::coord::{Leases, lease};
 use crate::periodic::Periodic;
-use crate::store::TaskPrListing;
 use crate::store::task_prs::pr_key;
+use kandev_core::task_pr::TaskPr;
 use kandev_core::unreadable::sweeps_to_skip;
 
 pub struct Poller {
@@ -161,29 +161,26 @@ fn settled(probe: &str, github_now: i64) -> bool {
     }
 }
 
-fn link_key(l: &TaskPrListing) -> String {
-    format!("{}|{}", l.pr.task_id, pr_key(&l.pr.owner, &l.pr.repo, l.pr.pr_number))
+fn link_key(l: &TaskPr) -> String {
+    format!("{}|{}", l.task_id, pr_key(&l.owner, &l.repo, l.pr_number))
 }
 
-fn pr_of(l: &TaskPrListing) -> PrKey {
+fn pr_of(l: &TaskPr) -> PrKey {
     PrKey {
-        owner: l.pr.owner.clone(),
-        repo: l.pr.repo.clone(),
-        number: l.pr.pr_number,
+        owner: l.owner.clone(),
+        repo: l.repo.clone(),
+        number: l.pr_number,
     }
 }
 
 /// Runs `f` over chunks of `rows` of [`BATCH`], [`CONCURRENCY`] at a time,
 /// pairing each row with its answer (or the chunk's error).
-async fn in_batches<'a, T, F, Fut>(
-    rows: &[&'a TaskPrListing],
-    f: F,
-) -> Vec<(&'a TaskPrListing, GithubResult<Option<T>>)>
+async fn in_batches<'a, T, F, Fut>(rows: &[&'a TaskPr], f: F) -> Vec<(&'a TaskPr, GithubResult<Option<T>>)>
 where
     F: Fn(Vec<PrKey>) -> Fut,
     Fut: std::future::Future<Output = GithubResult<Vec<Option<T>>>>,
 {
-    let chunks: Vec<&[&'a TaskPrListing]> = rows.chunks(BATCH).collect();
+    let chunks: Vec<&[&'a TaskPr]> = rows.chunks(BATCH).collect();
     let reads: Vec<_> = chunks
         .iter()
         .enumerate()
@@ -227,14 +224,14 @@ pub async fn sweep(service: &GithubService, settle: Duration) -> SweepReport {
     service.probes.keep_only(&keys);
     service.unreadable.keep_only(&keys);
     let mut tally = Tally::default();
-    let all: Vec<&TaskPrListing> = rows
+    let all: Vec<&TaskPr> = rows
         .iter()
         .filter(|r| !service.unreadable.sits_out(&link_key(r)))
         .collect();
     report.skipped = rows.len() - all.len();
     let client = service.client();
-    let mut changed: Vec<(&TaskPrListing, String)> = vec![];
-    let mut by_rest: Vec<&TaskPrListing> = vec![];
+    let mut changed: Vec<(&TaskPr, String)> = vec![];
+    let mut by_rest: Vec<&TaskPr> = vec![];
     for (row, probe) in in_batches(&all, |keys| async move { client.probe_prs(&keys).await }).await {
         match probe {
             Ok(Some(v)) => {
@@ -256,11 +253,11 @@ pub async fn sweep(service: &GithubService, settle: Duration) -> SweepReport {
     }
     let github_now = client.github_clock();
     let probes: HashMap<String, String> = changed.iter().map(|(r, p)| (link_key(r), p.clone())).collect();
-    let changed_rows: Vec<&TaskPrListing> = changed.iter().map(|(r, _)| *r).collect();
+    let changed_rows: Vec<&TaskPr> = changed.iter().map(|(r, _)| *r).collect();
     for (row, parts) in in_batches(&changed_rows, |keys| async move { client.detail_prs(&keys).await }).await {
         match parts {
             Ok(Some(parts)) => {
-                let old = &row.pr;
+                let old = row;
                 let new = parts.row(
                     &old.owner,
                     &old.repo,
@@ -269,13 +266,7 @@ pub async fn sweep(service: &GithubService, settle: Duration) -> SweepReport {
                     service.clock.now(),
                 );
                 match service
-                    .store_row(
-                        (&old.owner, &old.repo),
-                        &new,
-                        &parts.pr.head.sha,
-                        Write::Whole,
-                        Announce::IfSyncChanged,
-                    )
+                    .store_row((&old.owner, &old.repo), &new, Write::Whole, Announce::IfSyncChanged)
                     .await
                 {
                     Ok(published) => {

@@ -17,10 +17,10 @@ use super::GithubService;
 use super::client::GithubResult;
 use super::model::PullRequest;
 use super::moved::log_followed;
+use crate::store::StoreResult;
 use crate::store::pr_moves::move_on;
 use crate::store::repo_moves::follow_repository_on;
 use crate::store::task_prs::{read_on, undetach_on, upsert_on, write_lifecycle_on};
-use crate::store::{StoreResult, TaskPrListing};
 
 /// What a write of a link row touches.
 #[derive(Clone, Copy)]
@@ -61,11 +61,9 @@ pub fn pr_state(pr: &PullRequest) -> &'static str {
     }
 }
 
-/// One PR read over REST: the link row it makes, its head commit and
-/// GitHub's `updated_at`.
+/// One PR read over REST: the link row it makes and GitHub's `updated_at`.
 pub struct Fetched {
     pub row: TaskPr,
-    pub head_sha: String,
     pub updated_at: Option<String>,
 }
 
@@ -103,6 +101,7 @@ impl PrParts {
             pr_url: pr.html_url.clone(),
             pr_title: pr.title.clone(),
             head_branch: pr.head.branch.clone(),
+            head_sha: pr.head.sha.clone(),
             base_branch: pr.base.branch.clone(),
             author_login: pr.user.login.clone(),
             state: pr_state(pr).to_string(),
@@ -160,7 +159,6 @@ impl GithubService {
         let row = parts.row(owner, repo, task_id, workspace_id, self.clock.now());
         Ok(Fetched {
             row,
-            head_sha: parts.pr.head.sha,
             updated_at: parts.pr.updated_at,
         })
     }
@@ -207,7 +205,6 @@ impl GithubService {
         &self,
         asked: (&str, &str),
         row: &TaskPr,
-        head_sha: &str,
         write: Write,
         announce: Announce,
     ) -> StoreResult<bool> {
@@ -227,16 +224,16 @@ impl GithubService {
             log_followed(followed, (&from.owner, &from.repo), (&row.owner, &row.repo));
         }
         let stored = read_on(&mut tx, &row.task_id, &row.owner, &row.repo, row.pr_number).await?;
-        let publish = match (announce, stored.as_ref().map(|l| &l.pr)) {
+        let publish = match (announce, stored.as_ref()) {
             _ if matches!(write, Write::IfMissing) => stored.is_none(),
             (Announce::Always, _) | (_, None) => true,
             (Announce::IfSyncChanged, Some(old)) => sync_changed(old, row),
             (Announce::IfLifecycleChanged, Some(old)) => lifecycle_changed(old, row),
         };
         match write {
-            Write::Whole => upsert_on(&mut tx, row, head_sha, now).await?,
+            Write::Whole => upsert_on(&mut tx, row, now).await?,
             Write::Lifecycle => write_lifecycle_on(&mut tx, row).await?,
-            Write::IfMissing if stored.is_none() => upsert_on(&mut tx, row, head_sha, now).await?,
+            Write::IfMissing if stored.is_none() => upsert_on(&mut tx, row, now).await?,
             Write::IfMissing => undetach_on(&mut tx, row).await?,
         }
         let event = publish.then(|| {
@@ -258,14 +255,14 @@ impl GithubService {
 
     /// The watch-driven sync: always writes the row; publishes only when one
     /// of the sixteen fields changed. Returns whether it published.
-    pub async fn sync_row(&self, listing: &TaskPrListing) -> GithubResult<bool> {
+    pub async fn sync_row(&self, listing: &TaskPr) -> GithubResult<bool> {
         self.sync_row_reading(listing).await.map(|(published, _)| published)
     }
 
     /// `sync_row`, also handing back what it read (the webhook path compares
     /// it with what the delivery said).
-    async fn sync_row_reading(&self, listing: &TaskPrListing) -> GithubResult<(bool, Fetched)> {
-        let old = &listing.pr;
+    async fn sync_row_reading(&self, listing: &TaskPr) -> GithubResult<(bool, Fetched)> {
+        let old = listing;
         let read = self
             .fetch(&old.owner, &old.repo, old.pr_number, &old.task_id, &old.workspace_id)
             .await?;
@@ -273,7 +270,6 @@ impl GithubService {
             .store_row(
                 (&old.owner, &old.repo),
                 &read.row,
-                &read.head_sha,
                 Write::Whole,
                 Announce::IfSyncChanged,
             )
@@ -289,8 +285,8 @@ impl GithubService {
 
     /// The unwatched lifecycle reconcile: writes and publishes only state,
     /// merged_at and closed_at, and never touches merged or closed rows.
-    pub async fn reconcile_lifecycle(&self, listing: &TaskPrListing) -> GithubResult<bool> {
-        let old = &listing.pr;
+    pub async fn reconcile_lifecycle(&self, listing: &TaskPr) -> GithubResult<bool> {
+        let old = listing;
         if !needs_unwatched_sync(old) {
             return Ok(false);
         }
@@ -304,7 +300,6 @@ impl GithubService {
             .store_row(
                 (&old.owner, &old.repo),
                 &new,
-                &listing.head_sha,
                 Write::Lifecycle,
                 Announce::IfLifecycleChanged,
             )
@@ -337,7 +332,7 @@ impl GithubService {
                     behind |= read_behind(seen, &read.row.state, read.updated_at.as_deref());
                 }
                 Err(e) => {
-                    tracing::warn!(task_id = %row.pr.task_id, error = %e, "webhook-driven sync failed; the poller will retry")
+                    tracing::warn!(task_id = %row.task_id, error = %e, "webhook-driven sync failed; the poller will retry")
                 }
             }
         }

@@ -3,8 +3,8 @@
 use kandev_core::api::{Actor, EVENT_BLOCKED, EVENT_COMPLETED, EVENT_MERGE_PROGRESS, EVENT_MERGED, Task};
 use kandev_core::board::{TaskStatus, merger_finish};
 use kandev_core::merger::{
-    KeepBranch, Policy, Said, Step, bind, branch_home, decide, enqueued, kept_failing, may_delete, retry_delay, short,
-    update_requested, waiting,
+    KeepBranch, Policy, Said, Step, bind, branch_home, decide, enqueued, kept_failing, may_delete, retry_delay, settle,
+    short, update_requested, waiting,
 };
 use serde_json::json;
 use std::time::Duration;
@@ -192,25 +192,30 @@ impl Merger {
                 job.memory.queued = true;
                 job.pr_node_id = reading.pr.node_id.clone();
             }
-            // The first read binds the approval to its head; a head with the
-            // approved diff (the merger's own update, a rebase) takes its place.
+            // The approval binds to the head it named (or the first read's);
+            // a head with the approved diff (the merger's own update, a
+            // rebase) takes its place.
+            let mut bound = job.memory.clone();
+            if let Some(approved) = &reading.approved_diff {
+                bound = settle(&bound, approved.as_deref());
+            }
             if let Some(diff) = &reading.diff {
-                let bound = bind(&job.memory, &reading.snapshot.head_sha, diff.as_deref());
-                if bound.approved_sha != job.memory.approved_sha {
-                    let unbound = std::mem::replace(&mut job.memory, bound);
-                    match self.store.update_merger_job(&job, self.clock.now()).await {
-                        Ok(true) => {}
-                        Ok(false) => return self.cancelled(&job).await,
-                        // Not stored, a takeover could bind a later head: forget
-                        // it, and bind (and store) again on the next read.
-                        Err(e) => {
-                            job.memory = unbound;
-                            tracing::warn!(task_id = %task.id, error = %e, "could not store the approved head");
-                            if !self.pause().await {
-                                return End::Suspended;
-                            }
-                            continue;
+                bound = bind(&bound, &reading.snapshot.head_sha, diff.as_deref());
+            }
+            if bound != job.memory {
+                let unbound = std::mem::replace(&mut job.memory, bound);
+                match self.store.update_merger_job(&job, self.clock.now()).await {
+                    Ok(true) => {}
+                    Ok(false) => return self.cancelled(&job).await,
+                    // Not stored, a takeover could bind a later head: forget
+                    // it, and bind (and store) again on the next read.
+                    Err(e) => {
+                        job.memory = unbound;
+                        tracing::warn!(task_id = %task.id, error = %e, "could not store the approved head");
+                        if !self.pause().await {
+                            return End::Suspended;
                         }
+                        continue;
                     }
                 }
             }

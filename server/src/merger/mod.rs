@@ -143,7 +143,7 @@ pub struct MergerHandle(pub Arc<Merger>);
 
 #[async_trait]
 impl MergeStarter for MergerHandle {
-    async fn prepare(&self, task: &Task, pr: &PrRef) -> ServiceResult<()> {
+    async fn prepare(&self, task: &Task, pr: &PrRef, approved: Option<&str>) -> ServiceResult<()> {
         let m = &self.0;
         let comments: Vec<String> = m
             .store
@@ -176,8 +176,9 @@ impl MergeStarter for MergerHandle {
             state: JOB_PENDING.into(),
             timeout_minutes: minutes as i64,
             pr_node_id: String::new(),
-            // The approved head is bound at the merger's first read, moments from now.
-            memory: kandev_core::merger::JobState::default(),
+            // The head the person saw, or — when the approval named none —
+            // the head of the merger's first read, moments from now.
+            memory: approved.map(kandev_core::merger::pin).unwrap_or_default(),
         };
         if !m.store.insert_merger_job(&job, m.clock.now()).await? {
             return Err(crate::error::ServiceError::Conflict(

@@ -5,7 +5,8 @@
 
 use kandev_core::checks::{CiVerdict, approvals, ci_verdict};
 use kandev_core::merger::{
-    BranchRules, Facts, PrSnapshot, Said, branch_rules, diff_digest, needs_diff, required_checks, unresolved_threads,
+    BranchRules, Facts, PrSnapshot, Said, branch_rules, diff_digest, needs_approved_diff, needs_diff, required_checks,
+    short, unresolved_threads,
 };
 
 use super::Merger;
@@ -24,6 +25,9 @@ pub(super) struct Reading {
     /// The head's diff digest, read when the head is not the bound one
     /// (`Some(None)`: too large to compare).
     pub diff: Option<Option<String>>,
+    /// The approved head's diff digest, read when the approval named a head
+    /// the PR has since left and nothing read it yet.
+    pub approved_diff: Option<Option<String>>,
 }
 
 /// A read that failed, and what was being read (for the reason).
@@ -67,16 +71,27 @@ impl Merger {
                 facts: Facts::default(),
                 merge_methods: None,
                 diff: None,
+                approved_diff: None,
             });
         }
         // Pinned to the head's SHA, so a lagging read cannot mix two heads.
+        let approved_diff = if needs_approved_diff(&job.memory, &pr.head.sha) {
+            let approved = short(&job.memory.approved_sha);
+            let what = Said::new("reading-approved")
+                .with("approved", approved)
+                .with("pr", &the_pr);
+            let fail = move |error| ReadError { error, what };
+            Some(
+                self.digest(job, &pr.base.branch, &job.memory.approved_sha)
+                    .await
+                    .map_err(fail)?,
+            )
+        } else {
+            None
+        };
         let diff = if needs_diff(&job.memory, &pr.head.sha) {
-            let files = client
-                .compare_files(&job.owner, &job.repo, &pr.base.branch, &pr.head.sha)
-                .await
-                .map_err(failed("reading-diff", &the_pr))?;
-            let files: Vec<_> = files.iter().map(|f| f.core()).collect();
-            Some(diff_digest(&pr.base.branch, &files))
+            let digest = self.digest(job, &pr.base.branch, &pr.head.sha).await;
+            Some(digest.map_err(failed("reading-diff", &the_pr))?)
         } else {
             None
         };
@@ -123,7 +138,19 @@ impl Merger {
             facts,
             merge_methods: rules.merge_methods,
             diff,
+            approved_diff,
         })
+    }
+
+    /// The digest of `sha`'s diff against `base` (`None`: too large to compare).
+    async fn digest(&self, job: &MergerJob, base: &str, sha: &str) -> Result<Option<String>, GithubError> {
+        let files = self
+            .github
+            .client()
+            .compare_files(&job.owner, &job.repo, base, sha)
+            .await?;
+        let files: Vec<_> = files.iter().map(|f| f.core()).collect();
+        Ok(diff_digest(base, &files))
     }
 
     /// Reviews, conversations and the queue entry (GraphQL), and approvals

@@ -43,7 +43,6 @@ pub use readers::ReadConn;
 use readers::Readers;
 pub use recovery::Orphan;
 pub use runs::{NewRun, RunRecord, RunView};
-pub use task_prs::TaskPrListing;
 pub use tasks::{EventRecord, NewTask, TaskRecord};
 use turn::Turn;
 pub use turn::{WriteConn, WriteTx};

@@ -12,16 +12,9 @@ pub fn pr_key(owner: &str, repo: &str, number: i64) -> String {
     format!("{}/{}#{number}", owner.to_lowercase(), repo.to_lowercase())
 }
 
-const COLUMNS: &str = "task_id, workspace_id, owner, repo, pr_number, pr_url, pr_title, head_branch, base_branch, author_login, state, \
+const COLUMNS: &str = "task_id, workspace_id, owner, repo, pr_number, pr_url, pr_title, head_branch, head_sha, base_branch, author_login, state, \
     merged_at, closed_at, review_state, checks_state, mergeable_state, review_count, pending_review_count, required_reviews, \
     checks_total, checks_passing, unresolved_review_threads, additions, deletions, last_synced_at";
-
-/// A watched link as the poller sees it.
-#[derive(Debug, Clone)]
-pub struct TaskPrListing {
-    pub pr: TaskPr,
-    pub head_sha: String,
-}
 
 fn task_pr(row: &AnyRow) -> StoreResult<TaskPr> {
     Ok(TaskPr {
@@ -33,6 +26,7 @@ fn task_pr(row: &AnyRow) -> StoreResult<TaskPr> {
         pr_url: row.text("pr_url")?,
         pr_title: row.text("pr_title")?,
         head_branch: row.text("head_branch")?,
+        head_sha: row.text("head_sha")?,
         base_branch: row.text("base_branch")?,
         author_login: row.text("author_login")?,
         state: row.text("state")?,
@@ -53,17 +47,9 @@ fn task_pr(row: &AnyRow) -> StoreResult<TaskPr> {
     })
 }
 
-/// A watched link: the PR and the head it was last synced at.
-fn listing(row: &AnyRow) -> StoreResult<TaskPrListing> {
-    Ok(TaskPrListing {
-        pr: task_pr(row)?,
-        head_sha: row.text("head_sha")?,
-    })
-}
-
 /// Writes every field of the row (insert or replace), clearing any detach,
 /// on `conn` (a transaction's connection).
-pub async fn upsert_on(conn: &mut AnyConnection, pr: &TaskPr, head_sha: &str, now: DateTime<Utc>) -> StoreResult<()> {
+pub async fn upsert_on(conn: &mut AnyConnection, pr: &TaskPr, now: DateTime<Utc>) -> StoreResult<()> {
     let key = pr_key(&pr.owner, &pr.repo, pr.pr_number);
     sqlx::query(
             "INSERT INTO task_prs (task_id, pr_key, workspace_id, owner, repo, pr_number, pr_url, pr_title, head_branch, head_sha, base_branch, \
@@ -88,7 +74,7 @@ pub async fn upsert_on(conn: &mut AnyConnection, pr: &TaskPr, head_sha: &str, no
         .bind(&pr.pr_url)
         .bind(&pr.pr_title)
         .bind(&pr.head_branch)
-        .bind(head_sha)
+        .bind(&pr.head_sha)
         .bind(&pr.base_branch)
         .bind(&pr.author_login)
         .bind(&pr.state)
@@ -145,28 +131,22 @@ pub async fn read_on(
     owner: &str,
     repo: &str,
     number: i64,
-) -> StoreResult<Option<TaskPrListing>> {
+) -> StoreResult<Option<TaskPr>> {
     let row = sqlx::query(AssertSqlSafe(format!(
-        "SELECT {COLUMNS}, head_sha FROM task_prs WHERE task_id = $1 AND pr_key = $2"
+        "SELECT {COLUMNS} FROM task_prs WHERE task_id = $1 AND pr_key = $2"
     )))
     .bind(task_id)
     .bind(pr_key(owner, repo, number))
     .fetch_optional(conn)
     .await?;
-    row.map(|r| {
-        Ok(TaskPrListing {
-            pr: task_pr(&r)?,
-            head_sha: r.text("head_sha")?,
-        })
-    })
-    .transpose()
+    row.as_ref().map(task_pr).transpose()
 }
 
 impl Store {
     /// [`upsert_on`] on its own.
-    pub async fn upsert_task_pr(&self, pr: &TaskPr, head_sha: &str, now: DateTime<Utc>) -> StoreResult<()> {
+    pub async fn upsert_task_pr(&self, pr: &TaskPr, now: DateTime<Utc>) -> StoreResult<()> {
         let mut conn = self.writer().await?;
-        upsert_on(&mut conn, pr, head_sha, now).await
+        upsert_on(&mut conn, pr, now).await
     }
 
     /// One link, detached or not.
@@ -176,7 +156,7 @@ impl Store {
         owner: &str,
         repo: &str,
         number: i64,
-    ) -> StoreResult<Option<TaskPrListing>> {
+    ) -> StoreResult<Option<TaskPr>> {
         let mut conn = self.read().await?;
         read_on(&mut conn, task_id, owner, repo, number).await
     }
@@ -221,40 +201,40 @@ impl Store {
 
     /// Attached links the poller syncs: open rows, plus merged or closed rows
     /// still inside their settle period (post-merge changes keep publishing).
-    pub async fn list_watched_task_prs(&self, settled_before: DateTime<Utc>) -> StoreResult<Vec<TaskPrListing>> {
+    pub async fn list_watched_task_prs(&self, settled_before: DateTime<Utc>) -> StoreResult<Vec<TaskPr>> {
         let rows = sqlx::query(AssertSqlSafe(format!(
-            "SELECT {COLUMNS}, head_sha FROM task_prs WHERE detached_at IS NULL AND \
+            "SELECT {COLUMNS} FROM task_prs WHERE detached_at IS NULL AND \
              (state = 'open' OR COALESCE(merged_at, closed_at, last_synced_at, created_at) > $1) ORDER BY created_at, pr_key"
         )))
         .bind(time_to_text(settled_before))
         .fetch_all(&mut *self.read().await?)
         .await?;
-        rows.iter().map(listing).collect()
+        rows.iter().map(task_pr).collect()
     }
 
     /// Attached links to one PR, across tasks (for webhook deliveries).
-    pub async fn find_task_prs(&self, owner: &str, repo: &str, number: i64) -> StoreResult<Vec<TaskPrListing>> {
+    pub async fn find_task_prs(&self, owner: &str, repo: &str, number: i64) -> StoreResult<Vec<TaskPr>> {
         let rows = sqlx::query(AssertSqlSafe(format!(
-            "SELECT {COLUMNS}, head_sha FROM task_prs WHERE pr_key = $1 AND detached_at IS NULL"
+            "SELECT {COLUMNS} FROM task_prs WHERE pr_key = $1 AND detached_at IS NULL"
         )))
         .bind(pr_key(owner, repo, number))
         .fetch_all(&mut *self.read().await?)
         .await?;
-        rows.iter().map(listing).collect()
+        rows.iter().map(task_pr).collect()
     }
 
     /// The attached, still open links into one repository (by its name,
     /// case-insensitively): what a rename of it can move.
-    pub async fn open_task_prs_in(&self, owner: &str, repo: &str) -> StoreResult<Vec<TaskPrListing>> {
+    pub async fn open_task_prs_in(&self, owner: &str, repo: &str) -> StoreResult<Vec<TaskPr>> {
         let rows = sqlx::query(AssertSqlSafe(format!(
-            "SELECT {COLUMNS}, head_sha FROM task_prs WHERE lower(owner) = $1 AND lower(repo) = $2 \
+            "SELECT {COLUMNS} FROM task_prs WHERE lower(owner) = $1 AND lower(repo) = $2 \
              AND detached_at IS NULL AND state = 'open'"
         )))
         .bind(owner.to_lowercase())
         .bind(repo.to_lowercase())
         .fetch_all(&mut *self.read().await?)
         .await?;
-        rows.iter().map(listing).collect()
+        rows.iter().map(task_pr).collect()
     }
 
     /// Detach (hide) a link; `false` when there was none.

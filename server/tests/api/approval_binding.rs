@@ -1,16 +1,18 @@
-//! An approval binds to the code it approved. The merger merges the head it
-//! first read, or a later head with the very same diff (its own branch
-//! update, a rebase); anything else — an agent's push after approval — is
+//! An approval binds to the code it approved. The merger merges the head the
+//! approval named (or, naming none, the head it first read), or a later head
+//! with the very same diff (its own branch update, a rebase); anything else —
+//! an agent's push after approval, or before the merger's first read — is
 //! code nobody reviewed, and the task blocks for a new approval.
 
 use std::time::Duration;
 
 use kandev_server::github_sim::RepoFault;
-use serde_json::Value;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
 
 use crate::github_support::{
-    READ_LAG_MS, Sim, approve_until_merged, approve_with_pr, fast, fast_again, last_of, simulator, wait_status,
-    waiting_for_checks,
+    READ_LAG_MS, Sim, approve_until_merged, approve_with_pr, fast, fast_again, in_review, last_of, simulator,
+    wait_status, waiting_for_checks,
 };
 use crate::support::{Db, TestApp};
 
@@ -199,4 +201,111 @@ async fn the_approved_head_survives_a_restart_and_a_push_while_down_blocks() {
     assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
     second.stop().await;
     drop(files);
+}
+
+/// A green PR in review, its head as the reviewer saw it, and the task.
+async fn seen_in_review(gh: &Sim, app: &TestApp) -> (i64, String, String) {
+    gh.require_build();
+    let n = gh.green_pr("Reviewed change");
+    let seen = gh.sim.pr("acme", "api", n).unwrap().head_sha;
+    let ws = app.workspace_with_repo("W").await;
+    let t = in_review(app, &ws, n, "").await;
+    (n, seen, t)
+}
+
+async fn approve_naming(app: &TestApp, t: &str, head: &str) -> crate::support::Reply {
+    app.post(&format!("/api/v1/tasks/{t}/approve"), json!({"head_sha": head}))
+        .await
+}
+
+/// The new head lands, goes green, and is past GitHub's read lag, all
+/// before the person's approval reaches the merger.
+async fn moved_before_the_approval(gh: &Sim, head: String) -> String {
+    gh.green_build(&head);
+    tokio::time::sleep(Duration::from_millis(READ_LAG_MS + 200)).await;
+    head
+}
+
+async fn a_push_between_review_and_approval_blocks_the_approval_naming_the_seen_head(db: Db) {
+    let gh = simulator().await;
+    let app = fast(&gh, db).start().await;
+    let (n, seen, t) = seen_in_review(&gh, &app).await;
+    let pushed = moved_before_the_approval(&gh, gh.sim.push("acme", "api", n).unwrap()).await;
+    let r = approve_naming(&app, &t, &seen.to_uppercase()).await;
+    assert_eq!(r.body["status"], "merge_triggered", "{}", r.body);
+    let events = wait_status(&app, &t, "blocked").await;
+    assert_eq!(
+        blocked_reason(&events),
+        format!(
+            "the PR changed after approval (approved {}, now {}); review it and approve again",
+            &seen[..7],
+            &pushed[..7]
+        )
+    );
+    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
+    app.stop().await;
+}
+
+crate::on_both_databases!(a_push_between_review_and_approval_blocks_the_approval_naming_the_seen_head);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rebase_between_review_and_approval_still_merges_the_approval_naming_the_seen_head() {
+    let gh = simulator().await;
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let (n, seen, t) = seen_in_review(&gh, &app).await;
+    let rebased = moved_before_the_approval(&gh, gh.sim.rebase("acme", "api", n).unwrap()).await;
+    assert_eq!(approve_naming(&app, &t, &seen).await.body["status"], "merge_triggered");
+    wait_status(&app, &t, "done").await;
+    let pr = gh.sim.pr("acme", "api", n).unwrap();
+    assert!(pr.merged);
+    assert_eq!(pr.head_sha, rebased);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_naming_a_commit_github_does_not_know_blocks_naming_it() {
+    let gh = simulator().await;
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let (n, _, t) = seen_in_review(&gh, &app).await;
+    let unknown = "0123456789abcdef0123456789abcdef01234567";
+    assert_eq!(
+        approve_naming(&app, &t, unknown).await.body["status"],
+        "merge_triggered"
+    );
+    let events = wait_status(&app, &t, "blocked").await;
+    assert_eq!(
+        blocked_reason(&events),
+        format!(
+            "GitHub answered 404 reading the approved commit 0123456 of acme/api#{n}: \
+             it does not exist, or the token cannot see it"
+        )
+    );
+    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_naming_anything_but_a_full_sha_is_refused_and_changes_nothing() {
+    let gh = simulator().await;
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let (n, seen, t) = seen_in_review(&gh, &app).await;
+    for hostile in [&seen[..7], "../../merge", &format!("{seen}?x=1"), ""] {
+        let r = approve_naming(&app, &t, hostile).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{hostile}: {}", r.body);
+        assert_eq!(
+            r.body["error"]["message"],
+            "head_sha must be a full commit SHA (40 hexadecimal digits)"
+        );
+    }
+    assert_eq!(
+        app.get(&format!("/api/v1/tasks/{t}")).await.body["status"],
+        "human_review"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let pr = gh.sim.pr("acme", "api", n).unwrap();
+    assert!(!pr.merged);
+    // Nothing was left behind to stop a proper approval.
+    assert_eq!(approve_naming(&app, &t, &seen).await.body["status"], "merge_triggered");
+    wait_status(&app, &t, "done").await;
+    app.stop().await;
 }

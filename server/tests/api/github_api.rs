@@ -97,6 +97,8 @@ async fn link_reads_the_pr_stores_every_field_and_publishes_unconditionally() {
     let row = app.link(&t, n).await;
     assert_eq!(row["pr_title"], "Add caching");
     assert_eq!(row["pr_url"], format!("https://github.com/acme/api/pull/{n}"));
+    // The head a reviewer sees, and what their approval names.
+    assert_eq!(row["head_sha"], sha);
     assert_eq!(row["state"], "open");
     assert_eq!(
         (

@@ -218,6 +218,17 @@ pub async fn approve_with_pr(app: &TestApp, number: i64, description: &str) -> S
 
 /// [`approve_with_pr`] in a workspace the test set up.
 pub async fn approve_in(app: &TestApp, ws: &str, number: i64, description: &str) -> String {
+    let t = in_review(app, ws, number, description).await;
+    let r = app.post(&format!("/api/v1/tasks/{t}/approve"), json!({})).await;
+    assert_eq!(
+        r.body,
+        json!({"status": "merge_triggered", "pr_url": format!("https://github.com/acme/api/pull/{number}")})
+    );
+    t
+}
+
+/// A task in `ws` handed off for review with PR `number`; the task's id.
+pub async fn in_review(app: &TestApp, ws: &str, number: i64, description: &str) -> String {
     let r = app
         .post(
             &format!("/api/v1/workspaces/{ws}/tasks"),
@@ -232,11 +243,6 @@ pub async fn approve_in(app: &TestApp, ws: &str, number: i64, description: &str)
         )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-    let r = app.post(&format!("/api/v1/tasks/{t}/approve"), json!({})).await;
-    assert_eq!(
-        r.body,
-        json!({"status": "merge_triggered", "pr_url": format!("https://github.com/acme/api/pull/{number}")})
-    );
     t
 }
 

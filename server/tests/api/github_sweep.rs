@@ -251,7 +251,7 @@ async fn a_pr_graphql_cannot_resolve_falls_back_to_rest_alone() {
     row_gone.pr_number = 999;
     app.services()
         .store
-        .upsert_task_pr(&row_gone, "", chrono::Utc::now())
+        .upsert_task_pr(&row_gone, chrono::Utc::now())
         .await
         .expect("row");
     gh.sim.reset_counters();

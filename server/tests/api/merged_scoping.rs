@@ -430,7 +430,7 @@ async fn creating_and_enabling_a_trigger_over_merged_prs_fires_nothing() {
     let now = app.services().clock.now();
     let mut pr = merged_pr(&t, "acme", "api", 7);
     pr.workspace_id = w.clone();
-    app.services().store.upsert_task_pr(&pr, "sha", now).await.unwrap();
+    app.services().store.upsert_task_pr(&pr, now).await.unwrap();
     let a = app
         .merged_automation(&w, json!({"all_repos": true}), ARCHIVE_PROMPT, 1)
         .await;
