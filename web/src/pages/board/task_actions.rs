@@ -4,7 +4,7 @@
 
 use std::future::Future;
 
-use kandev_core::api::{ApproveResponse, RejectRequest, Task};
+use kandev_core::api::{ApproveRequest, ApproveResponse, RejectRequest, Task};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::use_navigate;
@@ -25,7 +25,12 @@ pub fn act(reload: RwSignal<u64>, fut: impl Future<Output = ApiResult<()>> + 'st
 }
 
 #[component]
-pub fn ReviewBar(task_id: String, reload: RwSignal<u64>) -> impl IntoView {
+pub fn ReviewBar(
+    task_id: String,
+    /// The PR head the page shows, which the approval names.
+    head: Signal<Option<String>>,
+    reload: RwSignal<u64>,
+) -> impl IntoView {
     let rejecting = RwSignal::new(false);
     let reason = RwSignal::new(String::new());
     let (a, r) = (task_id.clone(), task_id);
@@ -44,9 +49,9 @@ pub fn ReviewBar(task_id: String, reload: RwSignal<u64>) -> impl IntoView {
             <p class="help">{move || t("task-review-bar-help")}</p>
             <div class="row wrap">
                 <button class="btn btn-primary" id="approve" on:click=move |_| {
-                    let a = a.clone();
+                    let (a, body) = (a.clone(), ApproveRequest { head_sha: head.get_untracked(), ..Default::default() });
                     act(reload, async move {
-                        api::post::<_, ApproveResponse>(&format!("/api/v1/tasks/{a}/approve"), &json!({})).await.map(|_| ())
+                        api::post::<_, ApproveResponse>(&format!("/api/v1/tasks/{a}/approve"), &body).await.map(|_| ())
                     });
                 }>{move || t("task-approve")}</button>
                 <button class="btn" id="reject" on:click=move |_| rejecting.set(true)>{move || t("task-reject")}</button>

@@ -7,7 +7,8 @@ use kandev_core::api::{
     Actor, Comment, CreateComment, LinkPrRequest, PatchTask, ReviewRequest, Task, TaskEvent, TaskPr, first_reads,
 };
 use kandev_core::board::{TaskStatus, check_move};
-use kandev_core::merger::Said;
+use kandev_core::merger::{Said, short};
+use kandev_core::task_pr::reviewed_head;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::components::A;
@@ -255,7 +256,7 @@ pub fn TaskDetail() -> impl IntoView {
                                 })}
                             </section>
                             })}
-                            {(writable && !merging && status == TaskStatus::HumanReview).then(|| view! { <ReviewBar task_id=tid.clone() reload=reload/> })}
+                            {(writable && !merging && status == TaskStatus::HumanReview).then(|| view! { <ReviewBar task_id=tid.clone() head=Signal::derive(move || prs.get().and_then(Result::ok).and_then(|l| reviewed_head(&l))) reload=reload/> })}
                             <section class="card">
                                 <h2>{t("task-prs")}</h2>
                                 {move || {
@@ -264,6 +265,7 @@ pub fn TaskDetail() -> impl IntoView {
                                         view! { <ul class="plain">{list.into_iter().map(|p| view! {
                                             <li class="task-pr"><a href=p.pr_url.clone() target="_blank" rel="noopener">{format!("{}/{}#{}", p.owner, p.repo, p.pr_number)}</a>
                                                 " " {p.pr_title.clone()} " "
+                                                {(!p.head_sha.is_empty()).then(|| { let head = short(&p.head_sha).to_string(); view! { <code class="muted head-sha">{head}</code> " " } })}
                                                 <span class=format!("badge pr-{}", p.state)>{t(&format!("pr-state-{}", p.state))}</span>
                                                 {(!p.checks_state.is_empty()).then(|| view! { <span class=format!("badge checks-{}", p.checks_state)>{ta("task-checks-badge", &[("state", t(&format!("checks-state-{}", p.checks_state)))])}</span> })}
                                                 {writable.then(|| view! { <RefreshPr pr=p.clone() reload=reload/> })}
