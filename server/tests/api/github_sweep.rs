@@ -5,7 +5,7 @@
 use kandev_core::task_pr::TaskPr;
 use kandev_server::github_sim::{Faults, NewPr, PrPatch, RepoFault};
 
-use crate::github_support::{Sim, simulator};
+use crate::github_support::{READ_LAG_MS, Sim, simulator};
 use crate::support::{Db, TestApp};
 
 /// `n` open PRs, each linked to its own task; returns (task, number) pairs.
@@ -162,6 +162,9 @@ async fn the_batched_read_writes_the_row_rest_would_write() {
             },
         )
         .expect("draft");
+    // Past GitHub's read lag, so the batch and the REST read below see the
+    // same PRs (a lagging read showed the draft not yet a draft).
+    tokio::time::sleep(std::time::Duration::from_millis(READ_LAG_MS + 200)).await;
 
     gh.sim.reset_counters();
     let report = app.sweep().await;
