@@ -311,6 +311,36 @@ pub fn bound_pr(events_newest_first: &[HandoffEvent], comments_newest_first: &[S
     comments_newest_first.iter().find_map(|c| find_pr_url(c))
 }
 
+/// A task event as binding reads it, from its stored kind and payload. A
+/// hand-off whose payload cannot be read still opens a review cycle.
+pub fn handoff_event(kind: &str, payload: &serde_json::Value) -> HandoffEvent {
+    use crate::api::{EVENT_REJECTED, EVENT_REVIEW_REQUESTED, ReviewHandoff};
+    match kind {
+        EVENT_REVIEW_REQUESTED => {
+            let (pr, text) = match ReviewHandoff::deserialize(payload) {
+                Ok(h) => (h.pr, format!("{} {}", h.summary, h.pr_url)),
+                Err(_) => (None, String::new()),
+            };
+            HandoffEvent::ReviewRequested { pr, text }
+        }
+        EVENT_REJECTED => HandoffEvent::Rejected,
+        _ => HandoffEvent::Other,
+    }
+}
+
+/// The PR an approval of the task acts on, from its events and comments in
+/// the order the API lists them (oldest first). Approve binds it, and the task
+/// page names its head, so both read it through this one rule.
+pub fn task_bound_pr(events: &[crate::api::TaskEvent], comments: &[crate::api::Comment]) -> Option<PrRef> {
+    let events: Vec<HandoffEvent> = events
+        .iter()
+        .rev()
+        .map(|e| handoff_event(&e.kind, &e.payload))
+        .collect();
+    let comments: Vec<String> = comments.iter().rev().map(|c| c.body.clone()).collect();
+    bound_pr(&events, &comments)
+}
+
 /// `ci_wait_timeout_minutes=N` from the task description or a comment (the
 /// newest comment wins over the description). A value outside 1–1440 minutes
 /// (or too long to be a number) is ignored, as if it were not there.
@@ -483,6 +513,56 @@ mod tests {
             Some(PrRef::new("o", "r", 4))
         );
         assert_eq!(bound_pr(&[], &[]), None);
+    }
+
+    #[test]
+    fn the_task_binds_what_its_listed_events_and_comments_bind() {
+        use crate::api::{Actor, Comment, TaskEvent};
+        let at = chrono::DateTime::UNIX_EPOCH;
+        let event = |kind: &str, payload: serde_json::Value| TaskEvent {
+            id: String::new(),
+            task_id: String::new(),
+            kind: kind.into(),
+            payload,
+            actor: Actor::System,
+            created_at: at,
+        };
+        let comment = |body: &str| Comment {
+            id: String::new(),
+            task_id: String::new(),
+            body: body.into(),
+            author: String::new(),
+            created_at: at,
+        };
+        let pr = |n: i64| serde_json::json!({"summary": "", "pr": {"owner": "o", "repo": "r", "number": n}});
+        // Oldest first, as the API lists them: the newest hand-off binds.
+        let events = [
+            event("review_requested", pr(1)),
+            event("rejected", serde_json::json!({})),
+            event("review_requested", pr(2)),
+        ];
+        assert_eq!(task_bound_pr(&events, &[]), Some(PrRef::new("o", "r", 2)));
+        // A hand-off's text binds when it names no structured PR.
+        let text = serde_json::json!({"summary": "see https://github.com/o/r/pull/7"});
+        assert_eq!(
+            task_bound_pr(&[event("review_requested", text)], &[]),
+            Some(PrRef::new("o", "r", 7))
+        );
+        // An unreadable hand-off still opens a cycle, so old comments bind nothing.
+        let comments = [comment("https://github.com/o/r/pull/3")];
+        assert_eq!(
+            task_bound_pr(&[event("review_requested", serde_json::json!(5))], &comments),
+            None
+        );
+        // With no hand-off at all, the newest comment naming a PR binds.
+        let comments = [
+            comment("https://github.com/o/r/pull/3"),
+            comment("https://github.com/o/r/pull/4"),
+        ];
+        assert_eq!(
+            task_bound_pr(&[event("created", serde_json::json!({}))], &comments),
+            Some(PrRef::new("o", "r", 4))
+        );
     }
 
     #[test]

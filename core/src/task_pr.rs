@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::board::PrRef;
 use crate::lenient::null_as_default;
 
 /// One linked pull request row. Its JSON is the `github.task_pr.updated` payload.
@@ -127,14 +128,17 @@ pub fn sync_changed(old: &TaskPr, new: &TaskPr) -> bool {
         || old.closed_at != new.closed_at
 }
 
-/// The head an approval from the task page names: the one linked PR's
-/// head as the page shows it. With several links the page cannot tell which
-/// one the review hand-off bound, so it names none (the merger binds its first read).
-pub fn reviewed_head(links: &[TaskPr]) -> Option<String> {
-    match links {
-        [only] if !only.head_sha.is_empty() => Some(only.head_sha.clone()),
-        _ => None,
-    }
+/// The head an approval from the task page names: the head the page shows
+/// for the PR the approval acts on (`bound`, from [`crate::board::task_bound_pr`]).
+/// None when that PR is not linked or its head is unknown: the merger then
+/// binds its first read.
+pub fn reviewed_head(links: &[TaskPr], bound: Option<&PrRef>) -> Option<String> {
+    let bound = bound?;
+    links
+        .iter()
+        .find(|l| l.pr_number == bound.number && same_repository((&l.owner, &l.repo), (&bound.owner, &bound.repo)))
+        .map(|l| l.head_sha.clone())
+        .filter(|head| !head.is_empty())
 }
 
 /// The unwatched reconcile's predicate: only state, merged_at and closed_at.
@@ -161,15 +165,25 @@ mod tests {
     }
 
     #[test]
-    fn an_approval_names_the_head_of_the_one_linked_pr_only() {
-        let link = |sha: &str| TaskPr {
+    fn an_approval_names_the_head_of_the_bound_pr_among_its_links() {
+        let link = |repo: &str, n: i64, sha: &str| TaskPr {
+            owner: "acme".into(),
+            repo: repo.into(),
+            pr_number: n,
             head_sha: sha.into(),
             ..Default::default()
         };
-        assert_eq!(reviewed_head(&[link("abc")]), Some("abc".into()));
-        assert_eq!(reviewed_head(&[link("")]), None);
-        assert_eq!(reviewed_head(&[]), None);
-        assert_eq!(reviewed_head(&[link("abc"), link("def")]), None);
+        let links = [link("api", 1, "aaa"), link("api", 2, "bbb"), link("web", 2, "ccc")];
+        let bound = |repo: &str, n: i64| Some(PrRef::new("ACME", repo, n));
+        assert_eq!(reviewed_head(&links, bound("api", 2).as_ref()), Some("bbb".into()));
+        assert_eq!(reviewed_head(&links, bound("Web", 2).as_ref()), Some("ccc".into()));
+        assert_eq!(reviewed_head(&links, bound("api", 3).as_ref()), None, "not linked");
+        assert_eq!(reviewed_head(&links, None), None, "nothing bound");
+        assert_eq!(
+            reviewed_head(&[link("api", 2, "")], bound("api", 2).as_ref()),
+            None,
+            "head unknown"
+        );
     }
 
     #[test]

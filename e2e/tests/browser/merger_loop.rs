@@ -180,3 +180,53 @@ async fn repository_wait(ctx: Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 scenario!(a_repositorys_merge_wait_is_set_from_the_board, super::repository_wait);
+
+/// GIVEN a task with two linked PRs whose hand-off bound the second, and the
+/// page showing that PR's head, WHEN the agent pushes before the person clicks
+/// Approve, THEN the approval names the head the page showed: the pushed code
+/// nobody saw is not merged and the task blocks naming both heads.
+async fn approves_the_head_it_showed(ctx: Ctx) -> anyhow::Result<()> {
+    let ws = workspace(&ctx).await?;
+    let (side, _) = ctx.stack.sim_pr("acme", "api", "Side fix").await?;
+    let (number, seen) = ctx.stack.sim_pr("acme", "api", "Reviewed change").await?;
+    let task = ctx.stack.task(&ws, "Reviewed change", "running").await?;
+    ctx.stack
+        .post(
+            &format!("/api/v1/tasks/{task}/prs"),
+            json!({"owner": "acme", "repo": "api", "pr_number": side}),
+        )
+        .await?;
+    ctx.stack
+        .post(
+            &format!("/api/v1/tasks/{task}/review"),
+            json!({"summary": "ready", "pr_url": format!("https://github.com/acme/api/pull/{number}")}),
+        )
+        .await?;
+    ctx.browser.goto(&format!("/w/{ws}/tasks/{task}")).await?;
+    ctx.browser.wait_text(".head-sha", &seen[..7]).await?;
+    ctx.browser.wait_for("#approve").await?;
+    // The page keeps what it showed: the push's refresh has not reached it
+    // when the person clicks.
+    ctx.browser.hold_requests("*/api/v1/tasks/*/prs").await?;
+    let pushed = ctx
+        .stack
+        .sim_post(&format!("/_sim/repos/acme/api/pulls/{number}/push"), json!({}))
+        .await?;
+    ctx.browser.click("#approve").await?;
+    let outcome = ctx.browser.wait_text(".outcome", "Blocked").await?;
+    ctx.browser.release_requests().await?;
+    ensure!(
+        outcome.contains(&format!("approved {}", &seen[..7])),
+        "the block does not name the head the page showed ({seen}): {outcome:?}, pushed {pushed}"
+    );
+    let pr = ctx
+        .stack
+        .sim_get(&format!("/_sim/repos/acme/api/pulls/{number}"))
+        .await?;
+    ensure!(pr["merged"] != true, "code nobody saw was merged: {pr}");
+    Ok(())
+}
+scenario!(
+    approve_names_the_head_the_page_showed_of_the_bound_pr,
+    super::approves_the_head_it_showed
+);

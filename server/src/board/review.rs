@@ -6,7 +6,7 @@ use kandev_core::api::{
     Actor, ApproveRequest, ApproveResponse, EVENT_APPROVED, EVENT_MERGE_CANCELLED, EVENT_MERGE_REQUESTED,
     EVENT_REJECTED, EVENT_REVIEW_REQUESTED, RejectRequest, ReviewHandoff, ReviewRequest, Task,
 };
-use kandev_core::board::{Approval, HandoffEvent, PrRef, TaskStatus, approve, bound_pr, hand_off_to_review, reject};
+use kandev_core::board::{Approval, PrRef, TaskStatus, approve, hand_off_to_review, reject, task_bound_pr};
 use serde_json::json;
 
 use super::BoardService;
@@ -31,24 +31,6 @@ pub trait MergeStarter: Send + Sync {
 #[async_trait]
 pub trait PrLinker: Send + Sync {
     async fn link(&self, task: &Task, pr: &PrRef) -> ServiceResult<()>;
-}
-
-fn handoff_event(kind: &str, payload: &serde_json::Value) -> HandoffEvent {
-    match kind {
-        EVENT_REVIEW_REQUESTED => {
-            let h: ReviewHandoff = serde_json::from_value(payload.clone()).unwrap_or(ReviewHandoff {
-                summary: String::new(),
-                pr: None,
-                pr_url: String::new(),
-            });
-            HandoffEvent::ReviewRequested {
-                pr: h.pr,
-                text: format!("{} {}", h.summary, h.pr_url),
-            }
-        }
-        EVENT_REJECTED => HandoffEvent::Rejected,
-        _ => HandoffEvent::Other,
-    }
 }
 
 impl BoardService {
@@ -101,18 +83,9 @@ impl BoardService {
     /// The PR this approval acts on: the latest hand-off of the current review
     /// cycle; comments only for legacy tasks with no hand-off at all.
     pub async fn bound_pr(&self, id: &str) -> ServiceResult<Option<PrRef>> {
-        let mut events = self.store.list_events(id).await?;
-        events.reverse();
-        let events: Vec<HandoffEvent> = events.iter().map(|e| handoff_event(&e.kind, &e.payload)).collect();
-        let mut comments: Vec<String> = self
-            .store
-            .list_comments(id)
-            .await?
-            .into_iter()
-            .map(|c| c.body)
-            .collect();
-        comments.reverse();
-        Ok(bound_pr(&events, &comments))
+        let events = self.store.list_events(id).await?;
+        let comments = self.store.list_comments(id).await?;
+        Ok(task_bound_pr(&events, &comments))
     }
 
     pub async fn approve(&self, id: &str, req: ApproveRequest, actor: &Actor) -> ServiceResult<ApproveResponse> {

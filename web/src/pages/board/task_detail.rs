@@ -6,7 +6,7 @@ use kandev_core::access::Level;
 use kandev_core::api::{
     Actor, Comment, CreateComment, LinkPrRequest, PatchTask, ReviewRequest, Task, TaskEvent, TaskPr, first_reads,
 };
-use kandev_core::board::{TaskStatus, check_move};
+use kandev_core::board::{TaskStatus, check_move, task_bound_pr};
 use kandev_core::merger::{Said, short};
 use kandev_core::task_pr::reviewed_head;
 use leptos::prelude::*;
@@ -120,6 +120,12 @@ fn RefreshPr(pr: TaskPr, reload: RwSignal<u64>) -> impl IntoView {
 /// Whether the merger holds the task now (cancel-merge is offered).
 fn merging(task: &Task, events: &[TaskEvent]) -> bool {
     task.status == TaskStatus::Running && last_merge_event(events).is_some_and(|e| e.kind == "merge_requested")
+}
+
+/// The head Approve names: the one this page shows for the PR the approval
+/// acts on, bound by the same rule the server applies.
+fn approval_head(events: &[TaskEvent], comments: &[Comment], links: &[TaskPr]) -> Option<String> {
+    reviewed_head(links, task_bound_pr(events, comments).as_ref())
 }
 
 /// The merger's state as the events tell it: merging, or its last outcome.
@@ -256,7 +262,7 @@ pub fn TaskDetail() -> impl IntoView {
                                 })}
                             </section>
                             })}
-                            {(writable && !merging && status == TaskStatus::HumanReview).then(|| view! { <ReviewBar task_id=tid.clone() head=Signal::derive(move || prs.get().and_then(Result::ok).and_then(|l| reviewed_head(&l))) reload=reload/> })}
+                            {(writable && !merging && status == TaskStatus::HumanReview).then(|| view! { <ReviewBar task_id=tid.clone() head=Signal::derive(move || approval_head(&events.get()?.ok()?, &comments.get()?.ok()?, &prs.get()?.ok()?)) reload=reload/> })}
                             <section class="card">
                                 <h2>{t("task-prs")}</h2>
                                 {move || {
