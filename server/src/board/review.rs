@@ -101,10 +101,12 @@ impl BoardService {
         let (approval, to) = approve(task.status, bound).map_err(|e| ServiceError::Conflict(e.to_string()))?;
         let reason = req.reason.unwrap_or_default();
         kandev_core::bounds::text("reason", &reason).map_err(|e| ServiceError::Invalid(e.0))?;
-        let head = match req.head_sha.as_deref() {
-            Some(sha) => Some(kandev_core::merger::approved_head(sha).map_err(ServiceError::Invalid)?),
-            None => None,
-        };
+        let head = req
+            .head_sha
+            .as_deref()
+            .map(kandev_core::merger::approved_head)
+            .transpose()
+            .map_err(ServiceError::Invalid)?;
         match approval {
             Approval::Done => {
                 self.move_status_recording(
