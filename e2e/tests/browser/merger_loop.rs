@@ -23,6 +23,15 @@ async fn review_and_approve(ctx: &Ctx, ws: &str, task: &str, number: i64) -> any
     Ok(())
 }
 
+/// Whether the simulator has merged acme/api's PR `number`.
+async fn merged(ctx: &Ctx, number: i64) -> anyhow::Result<bool> {
+    let pr = ctx
+        .stack
+        .sim_get(&format!("/_sim/repos/acme/api/pulls/{number}"))
+        .await?;
+    Ok(pr["merged"] == true)
+}
+
 /// Adds a webhook target for every event through the notifications page.
 async fn add_notification_target(ctx: &Ctx, ws: &str, url: &str) -> anyhow::Result<()> {
     ctx.browser.goto(&format!("/w/{ws}/notifications")).await?;
@@ -57,11 +66,7 @@ async fn green(ctx: Ctx) -> anyhow::Result<()> {
         .wait_text(".outcome", &format!("Merged PR #{number}"))
         .await?;
     ctx.browser.wait_text(".status-line", "Done").await?;
-    let pr = ctx
-        .stack
-        .sim_get(&format!("/_sim/repos/acme/api/pulls/{number}"))
-        .await?;
-    ensure!(pr["merged"] == true, "the simulator's PR is not merged: {pr}");
+    ensure!(merged(&ctx, number).await?, "the simulator's PR is not merged");
     ctx.browser
         .screenshot(&format!("task-merged-{}", ctx.device.as_str()))
         .await?;
@@ -118,11 +123,7 @@ async fn red(ctx: Ctx) -> anyhow::Result<()> {
         "English in the German outcome: {outcome:?}"
     );
     ctx.browser.select("#language-picker", "en-US").await?;
-    let pr = ctx
-        .stack
-        .sim_get(&format!("/_sim/repos/acme/api/pulls/{number}"))
-        .await?;
-    ensure!(pr["merged"] != true, "a red PR was merged");
+    ensure!(!merged(&ctx, number).await?, "a red PR was merged");
     Ok(())
 }
 scenario!(
@@ -144,11 +145,7 @@ async fn cancelled(ctx: Ctx) -> anyhow::Result<()> {
     ctx.browser.wait_text(".status-line", "Human review").await?;
     ctx.browser.wait_for("#approve").await?;
     ctx.browser.wait_text(".events", "Merge cancelled").await?;
-    let pr = ctx
-        .stack
-        .sim_get(&format!("/_sim/repos/acme/api/pulls/{number}"))
-        .await?;
-    ensure!(pr["merged"] != true, "a cancelled merge merged: {pr}");
+    ensure!(!merged(&ctx, number).await?, "a cancelled merge merged");
     Ok(())
 }
 scenario!(
@@ -219,11 +216,7 @@ async fn approves_the_head_it_showed(ctx: Ctx) -> anyhow::Result<()> {
         outcome.contains(&format!("approved {}", &seen[..7])),
         "the block does not name the head the page showed ({seen}): {outcome:?}, pushed {pushed}"
     );
-    let pr = ctx
-        .stack
-        .sim_get(&format!("/_sim/repos/acme/api/pulls/{number}"))
-        .await?;
-    ensure!(pr["merged"] != true, "code nobody saw was merged: {pr}");
+    ensure!(!merged(&ctx, number).await?, "code nobody saw was merged");
     Ok(())
 }
 scenario!(
