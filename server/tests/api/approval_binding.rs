@@ -23,6 +23,22 @@ fn blocked_reason(events: &Value) -> String {
         .to_string()
 }
 
+/// The block for a head that is not the approved code (pinned words).
+fn changed_after_approval(approved: &str, now: &str) -> String {
+    format!(
+        "the PR changed after approval (approved {}, now {}); review it and approve again",
+        &approved[..7],
+        &now[..7]
+    )
+}
+
+/// The PR was merged, at `head`.
+fn merged_at(gh: &Sim, n: i64, head: &str) {
+    let pr = gh.sim.pr("acme", "api", n).unwrap();
+    assert!(pr.merged);
+    assert_eq!(pr.head_sha, head);
+}
+
 /// A PR whose required build is still running, approved: the merger has
 /// bound the approval and waits.
 async fn approved_and_waiting(gh: &Sim, app: &TestApp) -> (i64, String, String) {
@@ -44,14 +60,7 @@ async fn a_push_after_approval_blocks_instead_of_merging_code_nobody_reviewed(db
     gh.green_build(&pushed);
     gh.green_build(&first);
     let events = wait_status(&app, &t, "blocked").await;
-    assert_eq!(
-        blocked_reason(&events),
-        format!(
-            "the PR changed after approval (approved {}, now {}); review it and approve again",
-            &first[..7],
-            &pushed[..7]
-        )
-    );
+    assert_eq!(blocked_reason(&events), changed_after_approval(&first, &pushed));
     let pr = gh.sim.pr("acme", "api", n).unwrap();
     assert!(!pr.merged, "neither the old head nor the pushed one is merged");
     assert_eq!(pr.merge_count, 0);
@@ -68,9 +77,7 @@ async fn a_rebase_that_keeps_the_reviewed_diff_still_merges() {
     let rebased = gh.sim.rebase("acme", "api", n).unwrap();
     gh.green_build(&rebased);
     wait_status(&app, &t, "done").await;
-    let pr = gh.sim.pr("acme", "api", n).unwrap();
-    assert!(pr.merged);
-    assert_eq!(pr.head_sha, rebased);
+    merged_at(&gh, n, &rebased);
     app.stop().await;
 }
 
@@ -234,14 +241,7 @@ async fn a_push_between_review_and_approval_blocks_the_approval_naming_the_seen_
     let r = approve_naming(&app, &t, &seen.to_uppercase()).await;
     assert_eq!(r.body["status"], "merge_triggered", "{}", r.body);
     let events = wait_status(&app, &t, "blocked").await;
-    assert_eq!(
-        blocked_reason(&events),
-        format!(
-            "the PR changed after approval (approved {}, now {}); review it and approve again",
-            &seen[..7],
-            &pushed[..7]
-        )
-    );
+    assert_eq!(blocked_reason(&events), changed_after_approval(&seen, &pushed));
     assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
     app.stop().await;
 }
@@ -256,9 +256,7 @@ async fn a_rebase_between_review_and_approval_still_merges_the_approval_naming_t
     let rebased = moved_before_the_approval(&gh, gh.sim.rebase("acme", "api", n).unwrap()).await;
     assert_eq!(approve_naming(&app, &t, &seen).await.body["status"], "merge_triggered");
     wait_status(&app, &t, "done").await;
-    let pr = gh.sim.pr("acme", "api", n).unwrap();
-    assert!(pr.merged);
-    assert_eq!(pr.head_sha, rebased);
+    merged_at(&gh, n, &rebased);
     app.stop().await;
 }
 
