@@ -10,6 +10,7 @@ mod refusal;
 mod requirements;
 mod retry;
 mod said;
+mod tree_diff;
 
 use chrono::{DateTime, Duration, Utc};
 
@@ -27,6 +28,9 @@ pub use refusal::{BASE_MOVED_RETRIES, Refusal, after_refusal};
 pub use requirements::{BranchRules, Facts, Rule, branch_rules, missing_reviews, required_checks, unresolved_threads};
 pub use retry::{kept_failing, retry_delay};
 pub use said::{Arg, Said, examples as said_examples, joiner};
+#[cfg(feature = "digests")]
+pub use tree_diff::tree_digest;
+pub use tree_diff::{Tree, TreeChange, TreeEntry, tree_changes};
 
 /// What the merger read about the PR.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -399,18 +399,27 @@ impl GithubClient {
         .await
     }
 
-    /// The files `head` changes against `base` (a branch) since they parted:
-    /// a PR's diff, pinned to a commit. Conditional: a commit's diff against
+    /// What `head` changes against `base` (a branch) since they parted: a
+    /// PR's diff, pinned to a commit. Conditional: a commit's diff against
     /// an unmoved base is answered from the ETag cache.
-    pub async fn compare_files(&self, owner: &str, repo: &str, base: &str, head: &str) -> GithubResult<Vec<DiffEntry>> {
+    pub async fn compare(&self, owner: &str, repo: &str, base: &str, head: &str) -> GithubResult<Comparison> {
         let basehead = format!("{}...{}", ref_path(base)?, ref_path(head)?);
-        let answer: Comparison = self
-            .get(
-                &format!("{}/compare/{basehead}?per_page=1", repo_path(owner, repo)?),
-                true,
-            )
-            .await?;
-        Ok(answer.files)
+        self.get(
+            &format!("{}/compare/{basehead}?per_page=1", repo_path(owner, repo)?),
+            true,
+        )
+        .await
+    }
+
+    /// A commit's (or tree's) whole tree. Not conditional: a large tree
+    /// would push many small answers out of the ETag cache, and it is read
+    /// only for a new head of a diff too large for compare.
+    pub async fn tree(&self, owner: &str, repo: &str, sha: &str) -> GithubResult<GitTree> {
+        self.get(
+            &format!("{}/git/trees/{}?recursive=1", repo_path(owner, repo)?, ref_path(sha)?),
+            false,
+        )
+        .await
     }
 
     /// A commit's checks as they count: each check's newest run (GitHub

@@ -109,11 +109,74 @@ pub struct PullRequest {
     pub review_comments: i64,
 }
 
-/// `GET /repos/{owner}/{repo}/compare/{base}...{head}`: the files only.
+/// `GET /repos/{owner}/{repo}/compare/{base}...{head}`: the files, and the
+/// merge base's tree (a diff of 300 files or more is read from trees).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     #[serde(default, deserialize_with = "nullable")]
     pub files: Vec<DiffEntry>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub merge_base_commit: CommitRef,
+}
+
+/// A commit as compare names it: its tree.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CommitRef {
+    #[serde(default, deserialize_with = "nullable")]
+    pub sha: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub commit: CommitTree,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CommitTree {
+    #[serde(default, deserialize_with = "nullable")]
+    pub tree: ObjectRef,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObjectRef {
+    #[serde(default, deserialize_with = "nullable")]
+    pub sha: String,
+}
+
+/// `GET /repos/{owner}/{repo}/git/trees/{sha}?recursive=1`
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GitTree {
+    #[serde(default, deserialize_with = "nullable")]
+    pub tree: Vec<GitTreeEntry>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GitTreeEntry {
+    #[serde(default, deserialize_with = "nullable")]
+    pub path: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub mode: String,
+    #[serde(default, rename = "type", deserialize_with = "nullable")]
+    pub kind: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub sha: String,
+}
+
+impl GitTree {
+    pub fn core(&self) -> kandev_core::merger::Tree {
+        kandev_core::merger::Tree {
+            entries: self
+                .tree
+                .iter()
+                .map(|e| kandev_core::merger::TreeEntry {
+                    path: e.path.clone(),
+                    mode: e.mode.clone(),
+                    kind: e.kind.clone(),
+                    sha: e.sha.clone(),
+                })
+                .collect(),
+            truncated: self.truncated,
+        }
+    }
 }
 
 /// One file of a comparison.

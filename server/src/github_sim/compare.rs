@@ -49,7 +49,8 @@ impl SimState {
         match change {
             DiffChange::Same => {}
             DiffChange::AddFile => files.push(SimFile {
-                filename: format!("src/change_{}.rs", &blob[..8]),
+                // The sha's tail: its head is zeros for the sim's first shas.
+                filename: format!("src/change_{}.rs", &blob[blob.len() - 12..]),
                 status: "added".into(),
                 blob,
             }),
@@ -124,7 +125,7 @@ pub async fn compare(
         };
         let full = format!("{o}/{r}");
         let files: Vec<Value> = files.iter().take(FILE_CAP).map(|f| diff_entry(repo, head, f)).collect();
-        let base_commit = commit(repo, &format!("{:0>40}", base.len()));
+        let base_commit = commit(repo, &super::trees::base_commit(base));
         Answer::ok(json!({
             "url": format!("{API}/repos/{full}/compare/{basehead}"),
             "html_url": format!("{WEB}/{full}/compare/{basehead}"),

@@ -20,6 +20,7 @@ mod rules;
 pub mod shapes;
 pub mod state;
 mod tick;
+mod trees;
 mod webhooks;
 
 use std::net::SocketAddr;
@@ -262,6 +263,14 @@ impl Simulator {
         for _ in 0..files {
             s.carry_diff(owner, name, &head, &head, DiffChange::AddFile);
         }
+        Ok(())
+    }
+
+    /// Cuts the repository's recursive trees past `entries` (GitHub's cut
+    /// is 100,000 entries or 7 MB).
+    pub fn limit_trees(&self, owner: &str, name: &str, entries: usize) -> SimResult<()> {
+        let mut s = self.lock();
+        s.repo_mut(owner, name).ok_or_else(|| missing("repository"))?.tree_limit = Some(entries);
         Ok(())
     }
 

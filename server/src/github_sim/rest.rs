@@ -42,6 +42,7 @@ fn routes(sim: Simulator) -> Router {
             "/repos/{owner}/{repo}/compare/{*basehead}",
             get(super::compare::compare),
         )
+        .route("/repos/{owner}/{repo}/git/trees/{*sha}", get(super::trees::tree))
         .route("/repos/{owner}/{repo}/commits/{git_ref}/check-runs", get(check_runs))
         .route("/repos/{owner}/{repo}/commits/{git_ref}/status", get(combined_status))
         .route(

@@ -202,6 +202,9 @@ pub struct SimRepo {
     /// Each commit that was a PR's head: the files it changes against the base.
     #[serde(default)]
     pub diffs: HashMap<String, Vec<super::compare::SimFile>>,
+    /// Entries past which a recursive tree is cut (`None`: GitHub's 100,000).
+    #[serde(default)]
+    pub tree_limit: Option<usize>,
 }
 
 impl SimRepo {

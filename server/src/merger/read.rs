@@ -6,7 +6,7 @@
 use kandev_core::checks::{CiVerdict, approvals, ci_verdict};
 use kandev_core::merger::{
     BranchRules, Facts, PrSnapshot, Said, branch_rules, diff_digest, needs_approved_diff, needs_diff, required_checks,
-    short, unresolved_threads,
+    short, tree_digest, unresolved_threads,
 };
 
 use super::Merger;
@@ -142,15 +142,23 @@ impl Merger {
         })
     }
 
-    /// The digest of `sha`'s diff against `base` (`None`: too large to compare).
+    /// The digest of `sha`'s diff against `base` (`None`: too large to
+    /// compare). Compare lists 300 files at most; a diff that reaches that
+    /// is read as the merge base's and the head's whole trees.
     async fn digest(&self, job: &MergerJob, base: &str, sha: &str) -> Result<Option<String>, GithubError> {
-        let files = self
-            .github
-            .client()
-            .compare_files(&job.owner, &job.repo, base, sha)
-            .await?;
-        let files: Vec<_> = files.iter().map(|f| f.core()).collect();
-        Ok(diff_digest(base, &files))
+        let client = self.github.client();
+        let comparison = client.compare(&job.owner, &job.repo, base, sha).await?;
+        let files: Vec<_> = comparison.files.iter().map(|f| f.core()).collect();
+        if let Some(digest) = diff_digest(base, &files) {
+            return Ok(Some(digest));
+        }
+        let merge_base = &comparison.merge_base_commit.commit.tree.sha;
+        if merge_base.is_empty() {
+            return Ok(None);
+        }
+        let before = client.tree(&job.owner, &job.repo, merge_base).await?;
+        let after = client.tree(&job.owner, &job.repo, sha).await?;
+        Ok(tree_digest(base, &before.core(), &after.core()))
     }
 
     /// Reviews, conversations and the queue entry (GraphQL), and approvals

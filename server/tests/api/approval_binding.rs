@@ -40,9 +40,10 @@ fn merged_at(gh: &Sim, n: i64, head: &str) {
 }
 
 /// A PR whose required build is still running, approved: the merger has
-/// bound the approval and waits.
-async fn approved_and_waiting(gh: &Sim, app: &TestApp) -> (i64, String, String) {
+/// bound the approval and waits. `extra_files` widen its diff first.
+async fn approved_and_waiting_with(gh: &Sim, app: &TestApp, extra_files: usize) -> (i64, String, String) {
     let (n, first) = gh.open("Reviewed change");
+    gh.sim.widen_diff("acme", "api", n, extra_files).unwrap();
     gh.require_build();
     gh.sim
         .set_check_run("acme", "api", &first, "build", "in_progress", None)
@@ -51,6 +52,13 @@ async fn approved_and_waiting(gh: &Sim, app: &TestApp) -> (i64, String, String) 
     waiting_for_checks(app, &t).await;
     (n, first, t)
 }
+
+async fn approved_and_waiting(gh: &Sim, app: &TestApp) -> (i64, String, String) {
+    approved_and_waiting_with(gh, app, 0).await
+}
+
+/// Past what GitHub's compare lists (300 files): read from trees.
+const LARGE: usize = 400;
 
 async fn a_push_after_approval_blocks_instead_of_merging_code_nobody_reviewed(db: Db) {
     let gh = simulator().await;
@@ -120,17 +128,48 @@ async fn an_update_that_changes_reviewed_files_blocks_for_a_new_approval() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_diff_too_large_to_compare_blocks_even_a_rebase() {
+async fn a_rebase_of_a_diff_past_compares_file_list_still_merges() {
     let gh = simulator().await;
     let app = fast(&gh, Db::Sqlite).start().await;
-    let (n, first) = gh.open("Vendored everything");
-    gh.sim.widen_diff("acme", "api", n, 400).unwrap();
-    gh.require_build();
-    gh.sim
-        .set_check_run("acme", "api", &first, "build", "in_progress", None)
-        .unwrap();
-    let t = approve_with_pr(&app, n, "").await;
-    waiting_for_checks(&app, &t).await;
+    let (n, _, t) = approved_and_waiting_with(&gh, &app, LARGE).await;
+    let rebased = gh.sim.rebase("acme", "api", n).unwrap();
+    gh.green_build(&rebased);
+    wait_status(&app, &t, "done").await;
+    merged_at(&gh, n, &rebased);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_to_a_diff_past_compares_file_list_blocks_as_changed() {
+    let gh = simulator().await;
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let (n, first, t) = approved_and_waiting_with(&gh, &app, LARGE).await;
+    let pushed = gh.sim.push("acme", "api", n).unwrap();
+    gh.green_build(&pushed);
+    gh.green_build(&first);
+    let events = wait_status(&app, &t, "blocked").await;
+    assert_eq!(blocked_reason(&events), changed_after_approval(&first, &pushed));
+    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mergers_own_branch_update_keeps_the_approval_of_a_large_diff() {
+    let gh = simulator().await;
+    let n = behind_its_base(&gh, false);
+    gh.sim.widen_diff("acme", "api", n, LARGE).unwrap();
+    let app = fast(&gh, Db::Sqlite).start().await;
+    approve_until_merged(&gh, &app, n).await;
+    assert_eq!(gh.sim.pr("acme", "api", n).unwrap().update_branch_count, 1);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_diff_whose_tree_github_cuts_blocks_even_a_rebase() {
+    let gh = simulator().await;
+    gh.sim.limit_trees("acme", "api", 100).unwrap();
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let (n, first, t) = approved_and_waiting_with(&gh, &app, LARGE).await;
     let rebased = gh.sim.rebase("acme", "api", n).unwrap();
     gh.green_build(&rebased);
     let events = wait_status(&app, &t, "blocked").await;

@@ -233,6 +233,24 @@ async fn every_simulator_answer_validates_against_githubs_openapi_description() 
         ),
         call(
             Method::GET,
+            format!("/repos/acme/api/git/trees/{sha}?recursive=1"),
+            "/repos/{owner}/{repo}/git/trees/{tree_sha}",
+            200,
+        ),
+        call(
+            Method::GET,
+            format!("/repos/acme/api/git/trees/{sha}"),
+            "/repos/{owner}/{repo}/git/trees/{tree_sha}",
+            200,
+        ),
+        call(
+            Method::GET,
+            "/repos/acme/api/git/trees/0000000000000000000000000000000000000bad".into(),
+            "/repos/{owner}/{repo}/git/trees/{tree_sha}",
+            404,
+        ),
+        call(
+            Method::GET,
             "/repos/acme/api/compare/main...0000000000000000000000000000000000000bad".into(),
             "/repos/{owner}/{repo}/compare/{basehead}",
             404,
