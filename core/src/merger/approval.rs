@@ -24,13 +24,13 @@ pub struct DiffFile {
 pub const COMPARE_FILE_CAP: usize = 300;
 
 /// A diff's identity: the base branch it is against and every file's name,
-/// status and resulting blob, in a canonical order. `None` when the list may
-/// be cut short (it cannot be compared).
+/// status and resulting blob, in a canonical order. `None` when compare did
+/// not list the files (GitHub leaves `files` out of a diff it could not
+/// compute — an empty list there would match every other such head) or the
+/// list may be cut short: the diff is then read from trees.
 #[cfg(feature = "digests")]
-pub fn diff_digest(base_branch: &str, files: &[DiffFile]) -> Option<String> {
-    if files.len() >= COMPARE_FILE_CAP {
-        return None;
-    }
+pub fn diff_digest(base_branch: &str, files: Option<&[DiffFile]>) -> Option<String> {
+    let files = files.filter(|f| f.len() < COMPARE_FILE_CAP)?;
     let lines = files
         .iter()
         .map(|f| format!("{}\0{}\0{}\0{}", f.status, f.previous_filename, f.filename, f.sha))
@@ -145,8 +145,8 @@ mod tests {
     fn a_diffs_digest_ignores_order_but_not_a_blob_a_name_a_status_or_the_base() {
         let a = [file("src/a.rs", "1"), file("src/b.rs", "2")];
         let same = [file("src/b.rs", "2"), file("src/a.rs", "1")];
-        let digest = diff_digest("main", &a).expect("small");
-        assert_eq!(diff_digest("main", &same), Some(digest.clone()));
+        let digest = diff_digest("main", Some(&a)).expect("small");
+        assert_eq!(diff_digest("main", Some(&same)), Some(digest.clone()));
         assert_eq!(digest.len(), 64);
         let other_blob = [file("src/a.rs", "1"), file("src/b.rs", "3")];
         let other_name = [file("src/a.rs", "1"), file("src/c.rs", "2")];
@@ -154,9 +154,9 @@ mod tests {
         removed[1].status = "removed".into();
         let extra = [file("src/a.rs", "1"), file("src/b.rs", "2"), file("evil.sh", "4")];
         for other in [&other_blob[..], &other_name[..], &removed[..], &extra[..]] {
-            assert_ne!(diff_digest("main", other), Some(digest.clone()), "{other:?}");
+            assert_ne!(diff_digest("main", Some(other)), Some(digest.clone()), "{other:?}");
         }
-        assert_ne!(diff_digest("release", &a), Some(digest));
+        assert_ne!(diff_digest("release", Some(&a)), Some(digest));
     }
 
     /// Jobs store digests: the same diff must keep its digest across releases.
@@ -164,7 +164,7 @@ mod tests {
     #[test]
     fn a_compare_digest_is_stable_across_releases() {
         assert_eq!(
-            diff_digest("main", &[file("src/a.rs", "1")]).as_deref(),
+            diff_digest("main", Some(&[file("src/a.rs", "1")])).as_deref(),
             Some("5e2e6869dbd388abf546744a7cbdb9cce89c03d46aba3172eb1423d4d49a68ea")
         );
     }
@@ -173,8 +173,15 @@ mod tests {
     #[test]
     fn a_diff_as_long_as_githubs_cap_cannot_vouch_for_anything() {
         let files: Vec<DiffFile> = (0..COMPARE_FILE_CAP).map(|i| file(&format!("f{i}"), "1")).collect();
-        assert_eq!(diff_digest("main", &files), None);
-        assert!(diff_digest("main", &files[1..]).is_some());
+        assert_eq!(diff_digest("main", Some(&files)), None);
+        assert!(diff_digest("main", Some(&files[1..])).is_some());
+    }
+
+    #[cfg(feature = "digests")]
+    #[test]
+    fn a_comparison_that_left_its_files_out_cannot_vouch_but_an_empty_diff_can() {
+        assert_eq!(diff_digest("main", None), None);
+        assert!(diff_digest("main", Some(&[])).is_some());
     }
 
     #[test]

@@ -113,8 +113,9 @@ pub struct PullRequest {
 /// merge base's tree (a diff of 300 files or more is read from trees).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
-    #[serde(default, deserialize_with = "nullable")]
-    pub files: Vec<DiffEntry>,
+    /// Left out when GitHub could not compute the diff.
+    #[serde(default)]
+    pub files: Option<Vec<DiffEntry>>,
     #[serde(default, deserialize_with = "nullable")]
     pub merge_base_commit: CommitRef,
 }

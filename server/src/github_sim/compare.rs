@@ -126,7 +126,7 @@ pub async fn compare(
         let full = format!("{o}/{r}");
         let files: Vec<Value> = files.iter().take(FILE_CAP).map(|f| diff_entry(repo, head, f)).collect();
         let base_commit = commit(repo, &super::trees::base_commit(base));
-        Answer::ok(json!({
+        let mut answer = json!({
             "url": format!("{API}/repos/{full}/compare/{basehead}"),
             "html_url": format!("{WEB}/{full}/compare/{basehead}"),
             "permalink_url": format!("{WEB}/{full}/compare/{basehead}"),
@@ -135,7 +135,11 @@ pub async fn compare(
             "base_commit": base_commit.clone(), "merge_base_commit": base_commit,
             "status": "ahead", "ahead_by": 1, "behind_by": 0, "total_commits": 1,
             "commits": [commit(repo, head)], "files": files,
-        }))
+        });
+        if repo.compare_omits_files {
+            answer.as_object_mut().map(|a| a.remove("files"));
+        }
+        Answer::ok(answer)
     })
     .await
 }

@@ -266,6 +266,16 @@ impl Simulator {
         Ok(())
     }
 
+    /// From now on compare leaves out the files of every diff (GitHub does
+    /// for a diff it cannot compute in time).
+    pub fn compare_without_files(&self, owner: &str, name: &str) -> SimResult<()> {
+        let mut s = self.lock();
+        s.repo_mut(owner, name)
+            .ok_or_else(|| missing("repository"))?
+            .compare_omits_files = true;
+        Ok(())
+    }
+
     /// Cuts the repository's recursive trees past `entries` (GitHub's cut
     /// is 100,000 entries or 7 MB).
     pub fn limit_trees(&self, owner: &str, name: &str, entries: usize) -> SimResult<()> {

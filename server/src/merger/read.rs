@@ -143,13 +143,14 @@ impl Merger {
     }
 
     /// The digest of `sha`'s diff against `base` (`None`: too large to
-    /// compare). Compare lists 300 files at most; a diff that reaches that
-    /// is read as the merge base's and the head's whole trees.
+    /// compare). Compare lists 300 files at most, and none of a diff it
+    /// could not compute; such a diff is read as the merge base's and the
+    /// head's whole trees.
     async fn digest(&self, job: &MergerJob, base: &str, sha: &str) -> Result<Option<String>, GithubError> {
         let client = self.github.client();
         let comparison = client.compare(&job.owner, &job.repo, base, sha).await?;
-        let files: Vec<_> = comparison.files.iter().map(|f| f.core()).collect();
-        if let Some(digest) = diff_digest(base, &files) {
+        let files: Option<Vec<_>> = comparison.files.map(|l| l.iter().map(|f| f.core()).collect());
+        if let Some(digest) = diff_digest(base, files.as_deref()) {
             return Ok(Some(digest));
         }
         let merge_base = &comparison.merge_base_commit.commit.tree.sha;

@@ -164,6 +164,36 @@ async fn the_mergers_own_branch_update_keeps_the_approval_of_a_large_diff() {
     app.stop().await;
 }
 
+/// GitHub leaves a comparison's files out when it cannot compute the diff:
+/// an empty list there must not match every other such head.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_to_a_diff_compare_lists_without_files_blocks_as_changed() {
+    let gh = simulator().await;
+    gh.sim.compare_without_files("acme", "api").unwrap();
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let (n, first, t) = approved_and_waiting(&gh, &app).await;
+    let pushed = gh.sim.push("acme", "api", n).unwrap();
+    gh.green_build(&pushed);
+    gh.green_build(&first);
+    let events = wait_status(&app, &t, "blocked").await;
+    assert_eq!(blocked_reason(&events), changed_after_approval(&first, &pushed));
+    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rebase_of_a_diff_compare_lists_without_files_still_merges() {
+    let gh = simulator().await;
+    gh.sim.compare_without_files("acme", "api").unwrap();
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let (n, _, t) = approved_and_waiting(&gh, &app).await;
+    let rebased = gh.sim.rebase("acme", "api", n).unwrap();
+    gh.green_build(&rebased);
+    wait_status(&app, &t, "done").await;
+    merged_at(&gh, n, &rebased);
+    app.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_diff_whose_tree_github_cuts_blocks_even_a_rebase() {
     let gh = simulator().await;
