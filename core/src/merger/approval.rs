@@ -24,13 +24,17 @@ pub struct DiffFile {
 pub const COMPARE_FILE_CAP: usize = 300;
 
 /// A diff's identity: the base branch it is against and every file's name,
-/// status and resulting blob, in a canonical order. `None` when compare did
-/// not list the files (GitHub leaves `files` out of a diff it could not
-/// compute — an empty list there would match every other such head) or the
-/// list may be cut short: the diff is then read from trees.
+/// status and resulting blob, in a canonical order. `None` — the diff is
+/// then read from trees — when compare's list cannot say it: the files left
+/// out (GitHub does for a diff it could not compute; an empty list would
+/// match every other such head), a list that may be cut short, or a file
+/// still present whose blob is `null` (a rewrite of it would not show).
 #[cfg(feature = "digests")]
 pub fn diff_digest(base_branch: &str, files: Option<&[DiffFile]>) -> Option<String> {
     let files = files.filter(|f| f.len() < COMPARE_FILE_CAP)?;
+    if files.iter().any(|f| f.sha.is_empty() && f.status != "removed") {
+        return None;
+    }
     let lines = files
         .iter()
         .map(|f| format!("{}\0{}\0{}\0{}", f.status, f.previous_filename, f.filename, f.sha))
@@ -182,6 +186,15 @@ mod tests {
     fn a_comparison_that_left_its_files_out_cannot_vouch_but_an_empty_diff_can() {
         assert_eq!(diff_digest("main", None), None);
         assert!(diff_digest("main", Some(&[])).is_some());
+    }
+
+    #[cfg(feature = "digests")]
+    #[test]
+    fn a_listed_file_without_its_blob_cannot_vouch_unless_it_was_removed() {
+        let mut f = file("src/a.rs", "");
+        assert_eq!(diff_digest("main", Some(&[f.clone()])), None);
+        f.status = "removed".into();
+        assert!(diff_digest("main", Some(&[f])).is_some());
     }
 
     #[test]

@@ -27,6 +27,15 @@ pub struct SimFile {
     pub blob: String,
 }
 
+/// Ways GitHub's compare answers leave a diff's identity unsaid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CompareQuirk {
+    /// `files` left out: a diff GitHub could not compute in time.
+    OmitsFiles,
+    /// Each file's `sha` is `null` (the schema allows it).
+    NullShas,
+}
+
 /// How a new head's diff relates to the one before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiffChange {
@@ -57,7 +66,6 @@ impl SimState {
             DiffChange::Rewrite => {
                 if let Some(first) = files.first_mut() {
                     first.blob = blob;
-                    first.status = "modified".into();
                 }
             }
         }
@@ -97,8 +105,9 @@ fn commit(repo: &SimRepo, sha: &str) -> Value {
 
 fn diff_entry(repo: &SimRepo, head: &str, f: &SimFile) -> Value {
     let full = format!("{}/{}", repo.owner, repo.name);
+    let sha = (repo.compare_quirk != Some(CompareQuirk::NullShas)).then_some(&f.blob);
     json!({
-        "sha": f.blob, "filename": f.filename, "status": f.status,
+        "sha": sha, "filename": f.filename, "status": f.status,
         "additions": 3, "deletions": 0, "changes": 3,
         "blob_url": format!("{WEB}/{full}/blob/{head}/{}", f.filename),
         "raw_url": format!("{WEB}/{full}/raw/{head}/{}", f.filename),
@@ -136,7 +145,7 @@ pub async fn compare(
             "status": "ahead", "ahead_by": 1, "behind_by": 0, "total_commits": 1,
             "commits": [commit(repo, head)], "files": files,
         });
-        if repo.compare_omits_files {
+        if repo.compare_quirk == Some(CompareQuirk::OmitsFiles) {
             answer.as_object_mut().map(|a| a.remove("files"));
         }
         Answer::ok(answer)

@@ -266,13 +266,12 @@ impl Simulator {
         Ok(())
     }
 
-    /// From now on compare leaves out the files of every diff (GitHub does
-    /// for a diff it cannot compute in time).
-    pub fn compare_without_files(&self, owner: &str, name: &str) -> SimResult<()> {
+    /// From now on compare's answers fall short as `quirk` says.
+    pub fn compare_quirk(&self, owner: &str, name: &str, quirk: compare::CompareQuirk) -> SimResult<()> {
         let mut s = self.lock();
         s.repo_mut(owner, name)
             .ok_or_else(|| missing("repository"))?
-            .compare_omits_files = true;
+            .compare_quirk = Some(quirk);
         Ok(())
     }
 

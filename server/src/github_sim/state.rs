@@ -202,10 +202,9 @@ pub struct SimRepo {
     /// Each commit that was a PR's head: the files it changes against the base.
     #[serde(default)]
     pub diffs: HashMap<String, Vec<super::compare::SimFile>>,
-    /// Compare leaves `files` out, as GitHub does for a diff it could not
-    /// compute in time.
+    /// How compare's answers fall short of a whole list, as GitHub's can.
     #[serde(default)]
-    pub compare_omits_files: bool,
+    pub compare_quirk: Option<super::compare::CompareQuirk>,
     /// Entries past which a recursive tree is cut (`None`: GitHub's 100,000).
     #[serde(default)]
     pub tree_limit: Option<usize>,

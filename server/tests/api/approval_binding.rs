@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use kandev_server::github_sim::RepoFault;
+use kandev_server::github_sim::compare::CompareQuirk;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -169,7 +170,7 @@ async fn the_mergers_own_branch_update_keeps_the_approval_of_a_large_diff() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_to_a_diff_compare_lists_without_files_blocks_as_changed() {
     let gh = simulator().await;
-    gh.sim.compare_without_files("acme", "api").unwrap();
+    gh.sim.compare_quirk("acme", "api", CompareQuirk::OmitsFiles).unwrap();
     let app = fast(&gh, Db::Sqlite).start().await;
     let (n, first, t) = approved_and_waiting(&gh, &app).await;
     let pushed = gh.sim.push("acme", "api", n).unwrap();
@@ -184,13 +185,32 @@ async fn a_push_to_a_diff_compare_lists_without_files_blocks_as_changed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rebase_of_a_diff_compare_lists_without_files_still_merges() {
     let gh = simulator().await;
-    gh.sim.compare_without_files("acme", "api").unwrap();
+    gh.sim.compare_quirk("acme", "api", CompareQuirk::OmitsFiles).unwrap();
     let app = fast(&gh, Db::Sqlite).start().await;
     let (n, _, t) = approved_and_waiting(&gh, &app).await;
     let rebased = gh.sim.rebase("acme", "api", n).unwrap();
     gh.green_build(&rebased);
     wait_status(&app, &t, "done").await;
     merged_at(&gh, n, &rebased);
+    app.stop().await;
+}
+
+/// Compare may send a file's blob as `null`: a rewrite of a reviewed file
+/// must still show.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_rewriting_reviewed_files_that_compare_lists_without_blobs_blocks() {
+    let gh = simulator().await;
+    gh.sim.compare_quirk("acme", "api", CompareQuirk::NullShas).unwrap();
+    let n = behind_its_base(&gh, true);
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    let events = wait_status(&app, &t, "blocked").await;
+    assert!(
+        blocked_reason(&events).starts_with("the PR changed after approval"),
+        "{}",
+        blocked_reason(&events)
+    );
+    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
     app.stop().await;
 }
 
