@@ -13,6 +13,7 @@ merger-fell-behind-again = Der Branch ist nach { $count } { $count ->
         [one] Update
        *[other] Updates
     } erneut hinter seine Basis zurückgefallen; bitte aktualisieren und erneut freigeben
+merger-fork-locked = der Branch liegt hinter seiner Basis und sein Fork erlaubt keine Änderungen durch Maintainer; aktualisiere ihn im Fork und gib ihn erneut frei
 merger-changed-after-approval = der PR hat sich nach der Freigabe geändert (freigegeben { $approved }, jetzt { $head }); prüfe ihn und gib ihn erneut frei
 merger-changed-too-large = der Head des PR hat sich nach der Freigabe bewegt (freigegeben { $approved }, jetzt { $head }) und sein Diff ist zu groß zum Vergleichen; prüfe ihn und gib ihn erneut frei
 merger-ci-failing = CI schlägt fehl: { $checks }

@@ -13,6 +13,7 @@ merger-fell-behind-again = the branch fell behind its base again after { $count 
         [one] update
        *[other] updates
     }; update it and approve again
+merger-fork-locked = the branch is behind its base and its fork does not allow edits from maintainers; update it in the fork and approve again
 merger-changed-after-approval = the PR changed after approval (approved { $approved }, now { $head }); review it and approve again
 merger-changed-too-large = the PR's head moved after approval (approved { $approved }, now { $head }) and its diff is too large to compare; review it and approve again
 merger-ci-failing = CI failing: { $checks }

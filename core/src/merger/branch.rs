@@ -32,6 +32,19 @@ impl KeepBranch {
     }
 }
 
+/// Whether the head branch is out of the merger's reach: it lives in a
+/// repository other than the base's (a fork, or one since deleted) whose
+/// owner did not allow edits from maintainers. GitHub reports
+/// `maintainer_can_modify: false` for same-repository PRs too, so only a
+/// head elsewhere counts; an unknown base repository counts as reachable
+/// (the update itself then says).
+pub fn fork_locked(base_repo: Option<&str>, head_repo: Option<&str>, maintainer_can_modify: bool) -> bool {
+    match base_repo {
+        Some(base) => !maintainer_can_modify && !head_repo.is_some_and(|h| h.eq_ignore_ascii_case(base)),
+        None => false,
+    }
+}
+
 /// Where the branch lives: the head's repository `owner/name`, never the
 /// base repository just because a branch there shares its name.
 pub fn branch_home<'a>(
@@ -61,6 +74,19 @@ pub fn may_delete(based_on: Option<&[i64]>) -> Result<(), KeepBranch> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_head_outside_the_base_repository_without_maintainer_edits_is_locked() {
+        // GitHub says `false` for same-repository PRs: not a lock.
+        assert!(!fork_locked(Some("acme/api"), Some("acme/api"), false));
+        assert!(!fork_locked(Some("acme/api"), Some("ACME/Api"), false));
+        assert!(!fork_locked(Some("acme/api"), Some("alice/api"), true));
+        assert!(fork_locked(Some("acme/api"), Some("alice/api"), false));
+        // A deleted fork can be updated by nobody.
+        assert!(fork_locked(Some("acme/api"), None, false));
+        // Unknown base: the update call will say.
+        assert!(!fork_locked(None, Some("alice/api"), false));
+    }
 
     #[test]
     fn the_branch_lives_in_the_head_s_repository() {

@@ -21,7 +21,7 @@ pub use approval::diff_digest;
 pub use approval::{
     COMPARE_FILE_CAP, DIFF_UNREAD, DiffFile, approved_head, bind, needs_approved_diff, needs_diff, pin, settle,
 };
-pub use branch::{KeepBranch, branch_home, may_delete};
+pub use branch::{KeepBranch, branch_home, fork_locked, may_delete};
 pub use method::{merge_method, refused_method, restrict};
 pub use read_back::{MergeCall, ReadBack, read_back};
 pub use refusal::{BASE_MOVED_RETRIES, Refusal, after_refusal};
@@ -43,6 +43,9 @@ pub struct PrSnapshot {
     pub head_sha: String,
     /// GitHub's `mergeable_state`: clean, blocked, behind, dirty, unstable, has_hooks, draft, unknown.
     pub mergeable_state: String,
+    /// The head branch lives in a fork that does not let maintainers edit
+    /// it ([`fork_locked`]): only its author can bring it up to date.
+    pub fork_locked: bool,
 }
 
 /// What the merger remembers between decisions (persisted with the job).
@@ -285,7 +288,9 @@ pub fn decide(
         );
     }
     if pr.mergeable_state == "behind" {
-        return if job.branch_updates >= MAX_BRANCH_UPDATES {
+        return if pr.fork_locked {
+            Step::Block(Said::new("fork-locked"))
+        } else if job.branch_updates >= MAX_BRANCH_UPDATES {
             Step::Block(Said::new("fell-behind-again").with("count", job.branch_updates))
         } else {
             Step::UpdateBranch {

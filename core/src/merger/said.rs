@@ -71,6 +71,9 @@ impl Said {
                 a("count"),
                 plural("count", "update", "updates")
             ),
+            "fork-locked" => "the branch is behind its base and its fork does not allow edits from maintainers; \
+                              update it in the fork and approve again"
+                .into(),
             "changed-after-approval" => format!(
                 "the PR changed after approval (approved {}, now {}); review it and approve again",
                 a("approved"),
@@ -231,6 +234,7 @@ pub fn examples() -> Vec<Said> {
         Said::new("update-timeout").with("minutes", 10),
         Said::new("fell-behind-again").with("count", 5),
         Said::new("fell-behind-again").with("count", 1),
+        Said::new("fork-locked"),
         Said::new("checks-timeout")
             .with("minutes", 10)
             .list("pending", vec![check.clone(), Said::new("mergeability")]),

@@ -46,6 +46,7 @@ fn pr(state: &str, mergeable_state: &str) -> PrSnapshot {
         draft: false,
         head_sha: "h1".into(),
         mergeable_state: mergeable_state.into(),
+        fork_locked: false,
     }
 }
 
@@ -155,6 +156,46 @@ fn conflicts_block_and_behind_updates_once() {
             now
         ),
         Step::Block(_)
+    ));
+}
+
+#[test]
+fn a_branch_behind_in_a_fork_maintainers_cannot_edit_blocks_instead_of_updating() {
+    let locked = PrSnapshot {
+        fork_locked: true,
+        ..pr("open", "behind")
+    };
+    let step = decide(
+        &locked,
+        &CiVerdict::Green,
+        &Facts::default(),
+        &JobState::default(),
+        &POLICY,
+        t("2026-03-08T12:00:00Z"),
+    );
+    assert_eq!(
+        step,
+        Step::Block(
+            "the branch is behind its base and its fork does not allow edits from maintainers; \
+             update it in the fork and approve again"
+                .into()
+        )
+    );
+    // Up to date, the lock does not matter.
+    let clean = PrSnapshot {
+        fork_locked: true,
+        ..pr("open", "clean")
+    };
+    assert!(matches!(
+        decide(
+            &clean,
+            &CiVerdict::Green,
+            &Facts::default(),
+            &JobState::default(),
+            &POLICY,
+            t("2026-03-08T12:00:00Z")
+        ),
+        Step::Merge { .. }
     ));
 }
 

@@ -96,6 +96,9 @@ pub struct PullRequest {
     pub mergeable: Option<bool>,
     #[serde(default, deserialize_with = "nullable")]
     pub mergeable_state: String,
+    /// "Allow edits from maintainers" (`None`: not said, taken as allowed).
+    #[serde(default)]
+    pub maintainer_can_modify: Option<bool>,
     #[serde(default, deserialize_with = "nullable")]
     pub additions: i64,
     #[serde(default, deserialize_with = "nullable")]

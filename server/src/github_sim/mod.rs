@@ -60,6 +60,9 @@ pub struct NewPr {
     /// `owner/name` of the fork the head branch lives in; absent: the base repository.
     #[serde(default)]
     pub head_repo: Option<String>,
+    /// The fork's author did not allow edits from maintainers.
+    #[serde(default)]
+    pub maintainers_locked_out: bool,
 }
 
 /// Changes to a pull request's simulated facts.
@@ -178,6 +181,7 @@ impl Simulator {
             mergeable_known: true,
             labels: new.labels,
             head_repo: new.head_repo,
+            maintainers_locked_out: new.maintainers_locked_out,
             additions: 10,
             deletions: 2,
             ..Default::default()

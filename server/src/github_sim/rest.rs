@@ -393,6 +393,11 @@ async fn update_branch(State(sim): State<Simulator>, Path((o, r, n)): PrPath, h:
         if pr.conflict {
             return message(StatusCode::UNPROCESSABLE_ENTITY, "merge conflict between base and head");
         }
+        // Nobody but the fork's author may push there. (GitHub's exact words
+        // are not documented; Kandev reads `maintainer_can_modify` first.)
+        if pr.head_repo.is_some() && pr.maintainers_locked_out {
+            return message(StatusCode::FORBIDDEN, "Resource not accessible by integration");
+        }
         if !pr.behind && pr.update_lands_at.is_none() {
             return message(
                 StatusCode::UNPROCESSABLE_ENTITY,

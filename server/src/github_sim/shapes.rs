@@ -194,7 +194,7 @@ impl SimRepo {
             "mergeable": if pr.state == "open" && known { json!(!pr.conflict) } else { Value::Null },
             "rebaseable": if pr.state == "open" && known { json!(!pr.conflict) } else { Value::Null },
             "mergeable_state": self.mergeable_state(pr),
-            "maintainer_can_modify": pr.head_repo.is_some(),
+            "maintainer_can_modify": pr.head_repo.is_some() && !pr.maintainers_locked_out,
             "comments": 0, "review_comments": pr.threads.len(), "commits": 1,
             "additions": pr.additions, "deletions": pr.deletions, "changed_files": 1,
         });

@@ -107,6 +107,9 @@ pub struct SimPr {
     pub head_branch_deleted: bool,
     /// `owner/name` of the fork holding the head branch (`None`: this repository).
     pub head_repo: Option<String>,
+    /// A fork whose author did not allow edits from maintainers.
+    #[serde(default)]
+    pub maintainers_locked_out: bool,
     /// Merges accepted for this PR (a 5xx after a merge must not add a second).
     pub merge_count: i64,
     pub update_branch_count: i64,

@@ -5,8 +5,8 @@
 
 use kandev_core::checks::{CiVerdict, approvals, ci_verdict};
 use kandev_core::merger::{
-    BranchRules, Facts, PrSnapshot, Said, branch_rules, diff_digest, needs_approved_diff, needs_diff, required_checks,
-    short, tree_digest, unresolved_threads,
+    BranchRules, Facts, PrSnapshot, Said, branch_rules, diff_digest, fork_locked, needs_approved_diff, needs_diff,
+    required_checks, short, tree_digest, unresolved_threads,
 };
 
 use super::Merger;
@@ -49,6 +49,11 @@ pub(super) fn snapshot(pr: &PullRequest) -> PrSnapshot {
         draft: pr.draft,
         head_sha: pr.head.sha.clone(),
         mergeable_state: pr.mergeable_state.clone(),
+        fork_locked: fork_locked(
+            pr.base.repo_full_name(),
+            pr.head.repo_full_name(),
+            pr.maintainer_can_modify.unwrap_or(true),
+        ),
     }
 }
 

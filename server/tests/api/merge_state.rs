@@ -10,7 +10,7 @@ use kandev_server::github_sim::{Faults, NewPr};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::github_support::{approve_with_pr, fast, simulator, wait_status, waiting_for_checks};
+use crate::github_support::{approve_with_pr, fast, last_of, simulator, wait_status, waiting_for_checks};
 use crate::support::{Db, eventually};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -261,5 +261,42 @@ async fn a_merged_branch_that_open_prs_are_based_on_is_kept_so_github_does_not_c
     let t = approve_with_pr(&app, elsewhere, "").await;
     wait_status(&app, &t, "done").await;
     assert!(gh.sim.pr("acme", "api", elsewhere).unwrap().head_branch_deleted);
+    app.stop().await;
+}
+
+/// Only a fork's author can update a branch whose fork does not allow edits
+/// from maintainers: a PR behind its base blocks saying so, without asking
+/// GitHub for an update it will refuse.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_behind_its_base_that_maintainers_cannot_edit_blocks_saying_so() {
+    let gh = simulator().await;
+    gh.require_build();
+    let (n, sha) = gh
+        .sim
+        .open_pr(
+            "acme",
+            "api",
+            NewPr {
+                title: "from a locked fork".into(),
+                head: Some("fix".into()),
+                head_repo: Some("forker/api".into()),
+                maintainers_locked_out: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    gh.green_build(&sha);
+    gh.behind(n, false);
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    let events = wait_status(&app, &t, "blocked").await;
+    assert_eq!(
+        last_of(&events, "blocked")["payload"]["reason"],
+        "the branch is behind its base and its fork does not allow edits from maintainers; \
+         update it in the fork and approve again"
+    );
+    let pr = gh.sim.pr("acme", "api", n).unwrap();
+    assert_eq!(pr.update_branch_count, 0);
+    assert!(!pr.merged);
     app.stop().await;
 }
