@@ -61,18 +61,34 @@ async fn approved_and_waiting(gh: &Sim, app: &TestApp) -> (i64, String, String) 
 /// Past what GitHub's compare lists (300 files): read from trees.
 const LARGE: usize = 400;
 
-async fn a_push_after_approval_blocks_instead_of_merging_code_nobody_reviewed(db: Db) {
-    let gh = simulator().await;
-    let app = fast(&gh, db).start().await;
-    let (n, first, t) = approved_and_waiting(&gh, &app).await;
+/// An approved PR (its diff widened by `extra_files`) gets a push: the task
+/// blocks naming both heads, and neither is merged.
+async fn a_push_after_approval_blocks(gh: &Sim, app: &TestApp, extra_files: usize) {
+    let (n, first, t) = approved_and_waiting_with(gh, app, extra_files).await;
     let pushed = gh.sim.push("acme", "api", n).unwrap();
     gh.green_build(&pushed);
     gh.green_build(&first);
-    let events = wait_status(&app, &t, "blocked").await;
+    let events = wait_status(app, &t, "blocked").await;
     assert_eq!(blocked_reason(&events), changed_after_approval(&first, &pushed));
     let pr = gh.sim.pr("acme", "api", n).unwrap();
     assert!(!pr.merged, "neither the old head nor the pushed one is merged");
     assert_eq!(pr.merge_count, 0);
+}
+
+/// An approved PR (its diff widened by `extra_files`) is rebased, keeping
+/// its diff: the rebased head is merged.
+async fn a_rebase_after_approval_merges(gh: &Sim, app: &TestApp, extra_files: usize) {
+    let (n, _, t) = approved_and_waiting_with(gh, app, extra_files).await;
+    let rebased = gh.sim.rebase("acme", "api", n).unwrap();
+    gh.green_build(&rebased);
+    wait_status(app, &t, "done").await;
+    merged_at(gh, n, &rebased);
+}
+
+async fn a_push_after_approval_blocks_instead_of_merging_code_nobody_reviewed(db: Db) {
+    let gh = simulator().await;
+    let app = fast(&gh, db).start().await;
+    a_push_after_approval_blocks(&gh, &app, 0).await;
     app.stop().await;
 }
 
@@ -82,11 +98,7 @@ crate::on_both_databases!(a_push_after_approval_blocks_instead_of_merging_code_n
 async fn a_rebase_that_keeps_the_reviewed_diff_still_merges() {
     let gh = simulator().await;
     let app = fast(&gh, Db::Sqlite).start().await;
-    let (n, _, t) = approved_and_waiting(&gh, &app).await;
-    let rebased = gh.sim.rebase("acme", "api", n).unwrap();
-    gh.green_build(&rebased);
-    wait_status(&app, &t, "done").await;
-    merged_at(&gh, n, &rebased);
+    a_rebase_after_approval_merges(&gh, &app, 0).await;
     app.stop().await;
 }
 
@@ -132,11 +144,7 @@ async fn an_update_that_changes_reviewed_files_blocks_for_a_new_approval() {
 async fn a_rebase_of_a_diff_past_compares_file_list_still_merges() {
     let gh = simulator().await;
     let app = fast(&gh, Db::Sqlite).start().await;
-    let (n, _, t) = approved_and_waiting_with(&gh, &app, LARGE).await;
-    let rebased = gh.sim.rebase("acme", "api", n).unwrap();
-    gh.green_build(&rebased);
-    wait_status(&app, &t, "done").await;
-    merged_at(&gh, n, &rebased);
+    a_rebase_after_approval_merges(&gh, &app, LARGE).await;
     app.stop().await;
 }
 
@@ -144,13 +152,7 @@ async fn a_rebase_of_a_diff_past_compares_file_list_still_merges() {
 async fn a_push_to_a_diff_past_compares_file_list_blocks_as_changed() {
     let gh = simulator().await;
     let app = fast(&gh, Db::Sqlite).start().await;
-    let (n, first, t) = approved_and_waiting_with(&gh, &app, LARGE).await;
-    let pushed = gh.sim.push("acme", "api", n).unwrap();
-    gh.green_build(&pushed);
-    gh.green_build(&first);
-    let events = wait_status(&app, &t, "blocked").await;
-    assert_eq!(blocked_reason(&events), changed_after_approval(&first, &pushed));
-    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
+    a_push_after_approval_blocks(&gh, &app, LARGE).await;
     app.stop().await;
 }
 
@@ -172,13 +174,7 @@ async fn a_push_to_a_diff_compare_lists_without_files_blocks_as_changed() {
     let gh = simulator().await;
     gh.sim.compare_quirk("acme", "api", CompareQuirk::OmitsFiles).unwrap();
     let app = fast(&gh, Db::Sqlite).start().await;
-    let (n, first, t) = approved_and_waiting(&gh, &app).await;
-    let pushed = gh.sim.push("acme", "api", n).unwrap();
-    gh.green_build(&pushed);
-    gh.green_build(&first);
-    let events = wait_status(&app, &t, "blocked").await;
-    assert_eq!(blocked_reason(&events), changed_after_approval(&first, &pushed));
-    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
+    a_push_after_approval_blocks(&gh, &app, 0).await;
     app.stop().await;
 }
 
@@ -187,11 +183,7 @@ async fn a_rebase_of_a_diff_compare_lists_without_files_still_merges() {
     let gh = simulator().await;
     gh.sim.compare_quirk("acme", "api", CompareQuirk::OmitsFiles).unwrap();
     let app = fast(&gh, Db::Sqlite).start().await;
-    let (n, _, t) = approved_and_waiting(&gh, &app).await;
-    let rebased = gh.sim.rebase("acme", "api", n).unwrap();
-    gh.green_build(&rebased);
-    wait_status(&app, &t, "done").await;
-    merged_at(&gh, n, &rebased);
+    a_rebase_after_approval_merges(&gh, &app, 0).await;
     app.stop().await;
 }
 

@@ -10,7 +10,7 @@ use kandev_server::github_sim::{Faults, NewPr};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::github_support::{approve_with_pr, fast, last_of, simulator, wait_status, waiting_for_checks};
+use crate::github_support::{Sim, approve_with_pr, fast, last_of, simulator, wait_status, waiting_for_checks};
 use crate::support::{Db, eventually};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -191,19 +191,7 @@ async fn a_fork_pr_leaves_the_base_repositorys_same_named_branch_alone() {
             },
         )
         .unwrap();
-    let (n, sha) = gh
-        .sim
-        .open_pr(
-            "acme",
-            "api",
-            NewPr {
-                title: "from a fork".into(),
-                head: Some("fix".into()),
-                head_repo: Some("forker/api".into()),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let (n, sha) = fork_pr(&gh, false);
     gh.green_build(&sha);
     let app = fast(&gh, Db::Sqlite).start().await;
     let t = approve_with_pr(&app, n, "").await;
@@ -264,6 +252,19 @@ async fn a_merged_branch_that_open_prs_are_based_on_is_kept_so_github_does_not_c
     app.stop().await;
 }
 
+/// A PR from branch `fix` of the fork forker/api, whose author did or did
+/// not (`locked`) allow edits from maintainers.
+fn fork_pr(gh: &Sim, locked: bool) -> (i64, String) {
+    let pr = NewPr {
+        title: "from a fork".into(),
+        head: Some("fix".into()),
+        head_repo: Some("forker/api".into()),
+        maintainers_locked_out: locked,
+        ..Default::default()
+    };
+    gh.sim.open_pr("acme", "api", pr).unwrap()
+}
+
 /// Only a fork's author can update a branch whose fork does not allow edits
 /// from maintainers: a PR behind its base blocks saying so, without asking
 /// GitHub for an update it will refuse.
@@ -271,20 +272,7 @@ async fn a_merged_branch_that_open_prs_are_based_on_is_kept_so_github_does_not_c
 async fn a_fork_behind_its_base_that_maintainers_cannot_edit_blocks_saying_so() {
     let gh = simulator().await;
     gh.require_build();
-    let (n, sha) = gh
-        .sim
-        .open_pr(
-            "acme",
-            "api",
-            NewPr {
-                title: "from a locked fork".into(),
-                head: Some("fix".into()),
-                head_repo: Some("forker/api".into()),
-                maintainers_locked_out: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let (n, sha) = fork_pr(&gh, true);
     gh.green_build(&sha);
     gh.behind(n, false);
     let app = fast(&gh, Db::Sqlite).start().await;
