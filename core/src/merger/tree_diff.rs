@@ -1,9 +1,9 @@
-//! A diff too large for GitHub's compare (which lists at most 300 files) is
-//! identified by the two full trees instead: the merge base's and the
-//! head's, as `GET /git/trees/{sha}?recursive=1` lists them. Which method a
-//! diff gets depends only on the diff (compare's file count), so the same
-//! diff always gets the same digest. Trees also carry each file's mode,
-//! which compare does not.
+//! A diff compare cannot state (300 files or more, its files left out, a
+//! blob sent as `null`) is identified by the two full trees instead: the
+//! merge base's and the head's, as `GET /git/trees/{sha}?recursive=1`
+//! lists them. Which method a diff gets depends on what compare says of
+//! that diff, so the same diff gets the same digest. Trees also carry each
+//! file's mode, which compare does not.
 
 /// One entry of a git tree listed recursively.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

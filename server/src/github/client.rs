@@ -413,7 +413,7 @@ impl GithubClient {
 
     /// A commit's (or tree's) whole tree. Not conditional: a large tree
     /// would push many small answers out of the ETag cache, and it is read
-    /// only for a new head of a diff too large for compare.
+    /// only for a new head of a diff compare cannot state.
     pub async fn tree(&self, owner: &str, repo: &str, sha: &str) -> GithubResult<GitTree> {
         self.get(
             &format!("{}/git/trees/{}?recursive=1", repo_path(owner, repo)?, ref_path(sha)?),

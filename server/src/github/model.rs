@@ -113,7 +113,7 @@ pub struct PullRequest {
 }
 
 /// `GET /repos/{owner}/{repo}/compare/{base}...{head}`: the files, and the
-/// merge base's tree (a diff of 300 files or more is read from trees).
+/// merge base's tree (a diff the files cannot state is read from trees).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     /// Left out when GitHub could not compute the diff.
