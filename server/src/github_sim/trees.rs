@@ -95,6 +95,16 @@ fn entries(repo: &SimRepo, files: &BTreeMap<String, String>, recursive: bool) ->
     all.into_iter().map(|(_, v)| v).collect()
 }
 
+/// The entries of commit `sha`'s tree, cut at the repository's limit, and
+/// whether they were cut; `None` for a commit the repository lacks.
+fn listing(repo: &SimRepo, sha: &str, recursive: bool) -> Option<(Vec<Value>, bool)> {
+    let mut tree = entries(repo, &files_of(repo, sha)?, recursive);
+    let limit = repo.tree_limit.unwrap_or(TREE_ENTRY_LIMIT);
+    let truncated = tree.len() > limit;
+    tree.truncate(limit);
+    Some((tree, truncated))
+}
+
 #[derive(Deserialize)]
 pub struct TreeQuery {
     recursive: Option<String>,
@@ -108,13 +118,9 @@ pub async fn tree(
 ) -> Response {
     api(&sim, &h, Op::repo("trees", &o, &r), |s| {
         let Some(repo) = s.repo(&o, &r) else { return not_found() };
-        let Some(files) = files_of(repo, &sha) else {
+        let Some((tree, truncated)) = listing(repo, &sha, q.recursive.is_some()) else {
             return not_found();
         };
-        let mut tree = entries(repo, &files, q.recursive.is_some());
-        let limit = repo.tree_limit.unwrap_or(TREE_ENTRY_LIMIT);
-        let truncated = tree.len() > limit;
-        tree.truncate(limit);
         let full = format!("{o}/{r}");
         Answer::ok(json!({
             "sha": sha, "url": format!("{API}/repos/{full}/git/trees/{sha}"),
@@ -122,4 +128,60 @@ pub async fn tree(
         }))
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::compare::SimFile;
+    use super::*;
+
+    fn repo_with_head(head: &str) -> SimRepo {
+        let mut repo = SimRepo {
+            owner: "acme".into(),
+            name: "api".into(),
+            default_branch: "main".into(),
+            ..Default::default()
+        };
+        let file = |name: &str, blob: &str| SimFile {
+            filename: name.into(),
+            status: "modified".into(),
+            blob: blob.into(),
+        };
+        repo.diffs
+            .insert(head.into(), vec![file("src/lib.rs", "b1"), file("docs/new.md", "b2")]);
+        repo
+    }
+
+    fn paths(tree: &[Value]) -> Vec<&str> {
+        tree.iter().filter_map(|e| e["path"].as_str()).collect()
+    }
+
+    #[test]
+    fn a_heads_tree_is_the_bases_files_with_its_diff_applied_directories_first() {
+        let repo = repo_with_head("h1");
+        let (tree, cut) = listing(&repo, "h1", true).expect("a known head");
+        assert!(!cut);
+        assert_eq!(
+            paths(&tree),
+            ["Cargo.toml", "README.md", "docs", "docs/new.md", "src", "src/lib.rs"]
+        );
+        let lib = tree.iter().find(|e| e["path"] == "src/lib.rs").expect("lib");
+        assert_eq!(lib["sha"], "b1");
+        assert_eq!(tree.iter().find(|e| e["path"] == "src").expect("src")["type"], "tree");
+        let (base, _) = listing(&repo, &base_commit("main"), true).expect("the base");
+        assert_eq!(paths(&base), ["Cargo.toml", "README.md", "src", "src/lib.rs"]);
+        assert_ne!(base[3]["sha"], "b1");
+        assert!(listing(&repo, "unknown", true).is_none());
+    }
+
+    #[test]
+    fn a_tree_lists_only_its_top_level_unless_recursive_and_is_cut_past_the_limit() {
+        let mut repo = repo_with_head("h1");
+        let (top, _) = listing(&repo, "h1", false).expect("a known head");
+        assert_eq!(paths(&top), ["Cargo.toml", "README.md", "docs", "src"]);
+        repo.tree_limit = Some(4);
+        let (cut, truncated) = listing(&repo, "h1", true).expect("a known head");
+        assert!(truncated);
+        assert_eq!(cut.len(), 4);
+    }
 }
