@@ -52,6 +52,7 @@ merger-approvals-missing = { $count } { $count ->
        *[other] weitere zustimmende Reviews
     } ({ $approvals } von { $required } erforderlich)
 merger-review-required = ein zustimmendes Review (GitHub verlangt ein Review)
+merger-last-push-review = eine Zustimmung zum neuesten Push, von jemand anderem als dessen Autor (die Regeln des Branches verlangen sie nach jedem Push, auch nach einem Branch-Update)
 merger-unresolved-threads = { $count } { $count ->
         [one] offene Review-Diskussion
        *[other] offene Review-Diskussionen

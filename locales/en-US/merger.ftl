@@ -52,6 +52,7 @@ merger-approvals-missing = { $count } more { $count ->
        *[other] approving reviews
     } ({ $approvals } of { $required } required)
 merger-review-required = an approving review (GitHub reports review required)
+merger-last-push-review = an approval of the latest push, by someone other than its pusher (the branch's rules require one after every push, a branch update included)
 merger-unresolved-threads = { $count } { $count ->
         [one] unresolved review thread
        *[other] unresolved review threads

@@ -26,6 +26,8 @@ pub struct Facts {
     pub queue_position: Option<u32>,
     /// Why GitHub last removed the PR from the queue, if it says.
     pub dequeued_reason: Option<String>,
+    /// The branch requires approving the newest push ([`Rule::last_push_approval`]).
+    pub last_push_approval: bool,
 }
 
 /// Which review requirement is missing, in words; `None` when the reviews
@@ -43,7 +45,13 @@ pub fn missing_reviews(f: &Facts) -> Option<Vec<Said>> {
                 .with("required", f.required_approvals),
         );
     } else if f.review_decision.as_deref() == Some("REVIEW_REQUIRED") {
-        missing.push(Said::new("review-required"));
+        // Enough approvals, yet a review is required: under this rule, the
+        // approvals predate the newest push.
+        missing.push(Said::new(if f.last_push_approval {
+            "last-push-review"
+        } else {
+            "review-required"
+        }));
     }
     if f.threads_must_resolve && f.unresolved_threads > 0 {
         missing.push(Said::new("unresolved-threads").with("count", f.unresolved_threads));
@@ -76,6 +84,9 @@ pub struct Rule {
     pub thread_resolution: bool,
     /// A `pull_request` rule's `allowed_merge_methods` (`None`: any).
     pub allowed_merge_methods: Option<Vec<String>>,
+    /// A `pull_request` rule's `require_last_push_approval`: the newest push
+    /// needs an approval from someone other than its pusher.
+    pub last_push_approval: bool,
 }
 
 /// What a branch's rulesets require, all rules together.
@@ -87,6 +98,8 @@ pub struct BranchRules {
     pub merge_queue: bool,
     /// The merge methods every rule allows (`None`: no rule restricts them).
     pub merge_methods: Option<Vec<String>>,
+    /// Every push, the merger's branch update included, needs a new approval.
+    pub last_push_approval: bool,
 }
 
 /// Folds the active rules: the strictest of each requirement wins.
@@ -104,6 +117,7 @@ pub fn branch_rules(rules: &[Rule]) -> BranchRules {
             "pull_request" => {
                 out.required_approvals = out.required_approvals.max(r.required_approvals);
                 out.thread_resolution |= r.thread_resolution;
+                out.last_push_approval |= r.last_push_approval;
                 if let Some(allowed) = &r.allowed_merge_methods {
                     out.merge_methods = restrict(out.merge_methods.take(), allowed);
                 }
@@ -222,13 +236,33 @@ mod tests {
     }
 
     #[test]
+    fn enough_approvals_before_the_newest_push_under_last_push_approval_ask_for_its_review() {
+        let rule = Rule {
+            kind: "pull_request".into(),
+            required_approvals: 1,
+            last_push_approval: true,
+            ..Default::default()
+        };
+        assert!(branch_rules(&[rule]).last_push_approval);
+        let facts = |last_push_approval| Facts {
+            required_approvals: 1,
+            approvals: 1,
+            review_decision: Some("REVIEW_REQUIRED".into()),
+            last_push_approval,
+            ..Default::default()
+        };
+        assert_eq!(missing_reviews(&facts(true)), Some(vec![Said::new("last-push-review")]));
+        assert_eq!(missing_reviews(&facts(false)), Some(vec![Said::new("review-required")]));
+    }
+
+    #[test]
     fn rules_fold_to_the_strictest_requirement() {
         let rule = |kind: &str, checks: &[&str], approvals: u32, threads: bool| Rule {
             kind: kind.into(),
             required_checks: checks.iter().map(|s| Requirement::from(*s)).collect(),
             required_approvals: approvals,
             thread_resolution: threads,
-            allowed_merge_methods: None,
+            ..Default::default()
         };
         let folded = branch_rules(&[
             rule("required_status_checks", &["build"], 0, false),
@@ -246,6 +280,7 @@ mod tests {
                 thread_resolution: true,
                 merge_queue: true,
                 merge_methods: None,
+                last_push_approval: false,
             }
         );
     }

@@ -146,6 +146,9 @@ impl Said {
                 a("required")
             ),
             "review-required" => "an approving review (GitHub reports review required)".into(),
+            "last-push-review" => "an approval of the latest push, by someone other than its pusher \
+                                   (the branch's rules require one after every push, a branch update included)"
+                .into(),
             "unresolved-threads" => format!(
                 "{} {}",
                 a("count"),
@@ -212,6 +215,7 @@ pub fn examples() -> Vec<Said> {
         "reviews-unnamed",
         "changes-requested",
         "review-required",
+        "last-push-review",
         "head-moved",
         "base-moved",
         "rules-allow-no-method",

@@ -439,6 +439,8 @@ pub struct RuleParameters {
     /// A `pull_request` rule's merge methods (`None`: any).
     #[serde(default)]
     pub allowed_merge_methods: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub require_last_push_approval: bool,
 }
 
 impl Rule {
@@ -454,6 +456,7 @@ impl Rule {
             required_approvals: self.parameters.required_approving_review_count,
             thread_resolution: self.parameters.required_review_thread_resolution,
             allowed_merge_methods: self.parameters.allowed_merge_methods.clone(),
+            last_push_approval: self.parameters.require_last_push_approval,
         }
     }
 }

@@ -229,7 +229,11 @@ async fn branch_rules(
                         json!({"required_status_checks": checks, "strict_required_status_checks_policy": rs.strict}),
                     ));
                 }
-                if rs.required_approvals > 0 || rs.thread_resolution || rs.allowed_merge_methods.is_some() {
+                if rs.required_approvals > 0
+                    || rs.thread_resolution
+                    || rs.last_push_approval
+                    || rs.allowed_merge_methods.is_some()
+                {
                     let methods = rs
                         .allowed_merge_methods
                         .clone()
@@ -239,7 +243,7 @@ async fn branch_rules(
                         json!({"required_approving_review_count": rs.required_approvals,
                                "required_review_thread_resolution": rs.thread_resolution,
                                "dismiss_stale_reviews_on_push": false, "require_code_owner_review": false,
-                               "require_last_push_approval": false,
+                               "require_last_push_approval": rs.last_push_approval,
                                "allowed_merge_methods": methods}),
                     ));
                 }

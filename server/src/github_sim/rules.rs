@@ -110,6 +110,18 @@ impl SimRepo {
         rules.max(self.required_approvals)
     }
 
+    /// A rule requires approving the newest push, and no approval came
+    /// since the head last moved.
+    pub fn last_push_unapproved(&self, pr: &SimPr) -> bool {
+        self.applies(&pr.base_ref)
+            && self.rulesets.iter().any(|r| r.last_push_approval)
+            && !pr
+                .reviews
+                .iter()
+                .skip(pr.reviews_at_last_push)
+                .any(|r| r.state == "APPROVED")
+    }
+
     pub fn thread_resolution(&self, base: &str) -> bool {
         self.applies(base) && self.rulesets.iter().any(|r| r.thread_resolution)
     }
@@ -144,6 +156,9 @@ impl SimRepo {
                 "At least {need} approving review{} required by reviewers with write access.",
                 if need == 1 { " is" } else { "s are" }
             ));
+        }
+        if self.last_push_unapproved(pr) {
+            return Some("Approval of the most recent reviewable push is required.".into());
         }
         if self.thread_resolution(&pr.base_ref) && pr.threads.iter().any(|t| !t.resolved) {
             return Some("All comments must be resolved.".into());
@@ -289,12 +304,13 @@ impl SimRepo {
     /// GraphQL's `reviewDecision`: `null` when the branch requires no review.
     pub fn review_decision(&self, pr: &SimPr) -> Option<&'static str> {
         let need = self.required_approvals(&pr.base_ref);
-        if need == 0 {
+        let last_push = self.last_push_unapproved(pr);
+        if need == 0 && !last_push {
             return None;
         }
         match review_decision(pr) {
             Some("CHANGES_REQUESTED") => Some("CHANGES_REQUESTED"),
-            _ if approvals(pr) >= need => Some("APPROVED"),
+            _ if approvals(pr) >= need && !last_push => Some("APPROVED"),
             _ => Some("REVIEW_REQUIRED"),
         }
     }

@@ -110,6 +110,10 @@ pub struct SimPr {
     /// A fork whose author did not allow edits from maintainers.
     #[serde(default)]
     pub maintainers_locked_out: bool,
+    /// How many reviews the PR had when its head last moved: only later
+    /// ones approve the newest push.
+    #[serde(default)]
+    pub reviews_at_last_push: usize,
     /// Merges accepted for this PR (a 5xx after a merge must not add a second).
     pub merge_count: i64,
     pub update_branch_count: i64,
@@ -161,6 +165,9 @@ pub struct SimRuleset {
     /// A `required_signatures` rule: GitHub cannot sign a rebase.
     #[serde(default)]
     pub signatures: bool,
+    /// A `pull_request` rule's `require_last_push_approval`.
+    #[serde(default)]
+    pub last_push_approval: bool,
 }
 
 /// A repository's merge-button settings, as `PATCH /repos/{owner}/{repo}`
@@ -482,6 +489,7 @@ impl SimState {
             return;
         };
         pr.head_sha = sha.clone();
+        pr.reviews_at_last_push = pr.reviews.len();
         pr.updated_at = Some(now);
         pr.mergeable_unknown_until = Some(now + settle);
         pr.base_moved = false;

@@ -128,6 +128,7 @@ impl Merger {
         let mut facts = Facts {
             required_approvals: rules.required_approvals,
             threads_must_resolve: rules.thread_resolution,
+            last_push_approval: rules.last_push_approval,
             merge_queue: rules.merge_queue || queue_hint,
             ..Default::default()
         };

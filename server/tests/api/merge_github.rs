@@ -149,6 +149,53 @@ async fn an_approving_review_lets_a_blocked_pr_merge_with_one_merge_call() {
     app.stop().await;
 }
 
+/// Under "require approval of the most recent reviewable push", the
+/// merger's own branch update is a push the earlier approval does not
+/// cover: the merger waits naming that review, and merges once it comes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_its_branch_update_under_last_push_approval_the_merger_waits_for_that_review() {
+    let gh = simulator().await;
+    gh.auto_build(50);
+    gh.ruleset(|r| {
+        r.required_approvals = 1;
+        r.last_push_approval = true;
+        r.required_checks = vec!["build".into()];
+        r.strict = true;
+    });
+    let n = gh.green_pr("Reviewed, then behind");
+    gh.sim.add_review("acme", "api", n, "octo", "APPROVED").unwrap();
+    gh.behind(n, false);
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    eventually(
+        "the merger to wait for a review of its update",
+        Duration::from_secs(20),
+        || async {
+            let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
+            last_of(&events, "merge_progress")["payload"]["said"]["args"]["pending"][0]["args"]["missing"][0]["id"]
+                == "last-push-review"
+        },
+    )
+    .await;
+    let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
+    assert!(
+        last_of(&events, "merge_progress")["payload"]["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains(
+                "reviews: an approval of the latest push, by someone other than its pusher \
+                 (the branch's rules require one after every push, a branch update included)"
+            )),
+        "{events}"
+    );
+    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
+    gh.sim.add_review("acme", "api", n, "octo", "APPROVED").unwrap();
+    wait_status(&app, &t, "done").await;
+    let pr = gh.sim.pr("acme", "api", n).unwrap();
+    assert!(pr.merged);
+    assert_eq!(pr.update_branch_count, 1);
+    app.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unresolved_review_threads_are_waited_for_and_named() {
     let gh = simulator().await;
