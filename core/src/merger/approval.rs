@@ -2,8 +2,9 @@
 //! at the head the person saw (sent with the approval), or — when the
 //! approval named none — at the head the merger first read. A later head —
 //! the merger's own branch update, a rebase, anyone's push — is merged only
-//! when its diff is the very same, file for file and blob for blob; anything
-//! else is code nobody reviewed, and the job blocks for a new approval.
+//! when its diff is the very same, file for file, blob for blob and mode for
+//! mode; anything else is code nobody reviewed, and the job blocks for a new
+//! approval.
 
 use super::JobState;
 
@@ -23,28 +24,59 @@ pub struct DiffFile {
 /// may be cut, so it cannot vouch for a new head.
 pub const COMPARE_FILE_CAP: usize = 300;
 
-/// A diff's identity: the base branch it is against and every file's name,
-/// status and resulting blob, in a canonical order. `None` — the diff is
-/// then read from trees — when compare's list cannot say it: the files left
-/// out (GitHub does for a diff it could not compute; an empty list would
-/// match every other such head), a list that may be cut short, or a file
-/// still present whose blob is `null` (a rewrite of it would not show).
-#[cfg(feature = "digests")]
-pub fn diff_digest(base_branch: &str, files: Option<&[DiffFile]>) -> Option<String> {
+/// Compare's list of a diff when it can state the diff; `None` — the diff
+/// is then read from trees — when the files were left out (GitHub does for
+/// a diff it could not compute; an empty list would match every other such
+/// head), the list may be cut short, or a file still present has a `null`
+/// blob (a rewrite of it would not show).
+pub fn listed(files: Option<&[DiffFile]>) -> Option<&[DiffFile]> {
     let files = files.filter(|f| f.len() < COMPARE_FILE_CAP)?;
-    if files.iter().any(|f| f.sha.is_empty() && f.status != "removed") {
-        return None;
-    }
-    let lines = files
+    let blobless = files.iter().any(|f| f.sha.is_empty() && f.status != "removed");
+    (!blobless).then_some(files)
+}
+
+/// A diff's identity: the base branch it is against and every file's name,
+/// status, resulting blob and — for a file still present — its mode at the
+/// head (`modes`, by path), in a canonical order. Compare has no modes, so
+/// without them an executable bit set after approval would not show. `None`
+/// when compare's list cannot state the diff or a present file's mode is
+/// unknown: the diff is then read from trees.
+#[cfg(feature = "digests")]
+pub fn diff_digest(
+    base_branch: &str,
+    files: Option<&[DiffFile]>,
+    modes: &std::collections::BTreeMap<String, String>,
+) -> Option<String> {
+    let lines = listed(files)?
         .iter()
-        .map(|f| format!("{}\0{}\0{}\0{}", f.status, f.previous_filename, f.filename, f.sha))
-        .collect();
+        .map(|f| {
+            let mode = match f.status.as_str() {
+                "removed" => "",
+                _ => modes.get(&f.filename)?,
+            };
+            Some(format!("{}\0{mode}", compare_line(f)))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(digest_lines("modes\0", base_branch, lines))
+}
+
+/// The digest of a diff as releases before modes counted stored it (name,
+/// status and blob only). A job bound then still matches a later head by
+/// it; no digest stored since can equal one (its tag differs).
+#[cfg(feature = "digests")]
+pub fn diff_digest_before_modes(base_branch: &str, files: Option<&[DiffFile]>) -> Option<String> {
+    let lines = listed(files)?.iter().map(compare_line).collect();
     Some(digest_lines("", base_branch, lines))
 }
 
-/// SHA-256 of `tag`, the base branch and the sorted lines, in hex. Compare's
-/// digests have no tag (digests stored before trees existed stay valid);
-/// a tag ends in NUL, which no branch name holds, so methods never collide.
+#[cfg(feature = "digests")]
+fn compare_line(f: &DiffFile) -> String {
+    format!("{}\0{}\0{}\0{}", f.status, f.previous_filename, f.filename, f.sha)
+}
+
+/// SHA-256 of `tag`, the base branch and the sorted lines, in hex. Digests
+/// stored before modes counted have no tag; a tag ends in NUL, which no
+/// branch name holds, so methods never collide.
 #[cfg(feature = "digests")]
 pub(super) fn digest_lines(tag: &str, base_branch: &str, mut lines: Vec<String>) -> String {
     use sha2::{Digest, Sha256};
@@ -136,6 +168,20 @@ mod tests {
         }
     }
 
+    /// Every present file a plain one (`100644`).
+    #[cfg(feature = "digests")]
+    fn plain(files: &[DiffFile]) -> std::collections::BTreeMap<String, String> {
+        files
+            .iter()
+            .map(|f| (f.filename.clone(), "100644".to_string()))
+            .collect()
+    }
+
+    #[cfg(feature = "digests")]
+    fn digest_of(base: &str, files: Option<&[DiffFile]>) -> Option<String> {
+        diff_digest(base, files, &plain(files.unwrap_or_default()))
+    }
+
     fn bound(sha: &str, diff: &str) -> JobState {
         JobState {
             approved_sha: sha.into(),
@@ -149,8 +195,8 @@ mod tests {
     fn a_diffs_digest_ignores_order_but_not_a_blob_a_name_a_status_or_the_base() {
         let a = [file("src/a.rs", "1"), file("src/b.rs", "2")];
         let same = [file("src/b.rs", "2"), file("src/a.rs", "1")];
-        let digest = diff_digest("main", Some(&a)).expect("small");
-        assert_eq!(diff_digest("main", Some(&same)), Some(digest.clone()));
+        let digest = digest_of("main", Some(&a)).expect("small");
+        assert_eq!(digest_of("main", Some(&same)), Some(digest.clone()));
         assert_eq!(digest.len(), 64);
         let other_blob = [file("src/a.rs", "1"), file("src/b.rs", "3")];
         let other_name = [file("src/a.rs", "1"), file("src/c.rs", "2")];
@@ -158,43 +204,70 @@ mod tests {
         removed[1].status = "removed".into();
         let extra = [file("src/a.rs", "1"), file("src/b.rs", "2"), file("evil.sh", "4")];
         for other in [&other_blob[..], &other_name[..], &removed[..], &extra[..]] {
-            assert_ne!(diff_digest("main", Some(other)), Some(digest.clone()), "{other:?}");
+            assert_ne!(digest_of("main", Some(other)), Some(digest.clone()), "{other:?}");
         }
-        assert_ne!(diff_digest("release", Some(&a)), Some(digest));
+        assert_ne!(digest_of("release", Some(&a)), Some(digest));
     }
 
-    /// Jobs store digests: the same diff must keep its digest across releases.
+    /// Jobs store digests: the same diff must keep its digest across
+    /// releases, and one stored before modes counted must still be made.
     #[cfg(feature = "digests")]
     #[test]
     fn a_compare_digest_is_stable_across_releases() {
+        let files = [file("src/a.rs", "1")];
         assert_eq!(
-            diff_digest("main", Some(&[file("src/a.rs", "1")])).as_deref(),
+            diff_digest_before_modes("main", Some(&files)).as_deref(),
             Some("5e2e6869dbd388abf546744a7cbdb9cce89c03d46aba3172eb1423d4d49a68ea")
         );
+        assert_eq!(
+            digest_of("main", Some(&files)).as_deref(),
+            Some("5e1a05e7731785c6a84f9eca2cbdadfb844abf6cb73d5584e71620ba39252125")
+        );
+    }
+
+    #[cfg(feature = "digests")]
+    #[test]
+    fn an_executable_bit_set_on_a_changed_file_changes_the_digest() {
+        let files = [file("run.sh", "1")];
+        let mut modes = plain(&files);
+        let before = diff_digest("main", Some(&files), &modes);
+        modes.insert("run.sh".into(), "100755".into());
+        assert!(before.is_some());
+        assert_ne!(diff_digest("main", Some(&files), &modes), before);
+    }
+
+    #[cfg(feature = "digests")]
+    #[test]
+    fn a_present_file_without_its_mode_cannot_vouch_but_a_removed_one_needs_none() {
+        let mut f = file("src/a.rs", "1");
+        let none = std::collections::BTreeMap::new();
+        assert_eq!(diff_digest("main", Some(&[f.clone()]), &none), None);
+        f.status = "removed".into();
+        assert!(diff_digest("main", Some(&[f]), &none).is_some());
     }
 
     #[cfg(feature = "digests")]
     #[test]
     fn a_diff_as_long_as_githubs_cap_cannot_vouch_for_anything() {
         let files: Vec<DiffFile> = (0..COMPARE_FILE_CAP).map(|i| file(&format!("f{i}"), "1")).collect();
-        assert_eq!(diff_digest("main", Some(&files)), None);
-        assert!(diff_digest("main", Some(&files[1..])).is_some());
+        assert_eq!(digest_of("main", Some(&files)), None);
+        assert!(digest_of("main", Some(&files[1..])).is_some());
     }
 
     #[cfg(feature = "digests")]
     #[test]
     fn a_comparison_that_left_its_files_out_cannot_vouch_but_an_empty_diff_can() {
-        assert_eq!(diff_digest("main", None), None);
-        assert!(diff_digest("main", Some(&[])).is_some());
+        assert_eq!(digest_of("main", None), None);
+        assert!(digest_of("main", Some(&[])).is_some());
     }
 
     #[cfg(feature = "digests")]
     #[test]
     fn a_listed_file_without_its_blob_cannot_vouch_unless_it_was_removed() {
         let mut f = file("src/a.rs", "");
-        assert_eq!(diff_digest("main", Some(&[f.clone()])), None);
+        assert_eq!(digest_of("main", Some(&[f.clone()])), None);
         f.status = "removed".into();
-        assert!(diff_digest("main", Some(&[f])).is_some());
+        assert!(digest_of("main", Some(&[f])).is_some());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 mod approval;
 mod branch;
+mod diff_modes;
 mod method;
 mod read_back;
 mod refusal;
@@ -16,12 +17,13 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::checks::{Awaited, Check, CiVerdict};
 
-#[cfg(feature = "digests")]
-pub use approval::diff_digest;
 pub use approval::{
-    COMPARE_FILE_CAP, DIFF_UNREAD, DiffFile, approved_head, bind, needs_approved_diff, needs_diff, pin, settle,
+    COMPARE_FILE_CAP, DIFF_UNREAD, DiffFile, approved_head, bind, listed, needs_approved_diff, needs_diff, pin, settle,
 };
+#[cfg(feature = "digests")]
+pub use approval::{diff_digest, diff_digest_before_modes};
 pub use branch::{KeepBranch, branch_home, fork_locked, may_delete};
+pub use diff_modes::{Digests, mode_dirs};
 pub use method::{merge_method, refused_method, restrict};
 pub use read_back::{MergeCall, ReadBack, read_back};
 pub use refusal::{BASE_MOVED_RETRIES, Refusal, after_refusal};

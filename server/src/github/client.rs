@@ -496,7 +496,7 @@ impl GithubClient {
 
     /// A GraphQL request; a query is a read (retried like one), a mutation
     /// is sent once. GitHub's `errors` come back as [`GithubError::Graphql`].
-    async fn graphql<T: DeserializeOwned>(
+    pub(crate) async fn graphql<T: DeserializeOwned>(
         &self,
         query: &str,
         variables: serde_json::Value,

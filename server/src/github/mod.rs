@@ -7,6 +7,7 @@ pub mod client;
 mod etags;
 mod link;
 pub mod model;
+mod modes;
 mod moved;
 pub mod poller;
 mod reread;

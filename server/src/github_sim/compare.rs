@@ -25,6 +25,15 @@ pub struct SimFile {
     pub status: String,
     /// The file's blob after the change.
     pub blob: String,
+    /// Its mode is `100755` rather than `100644` (compare does not say).
+    #[serde(default)]
+    pub executable: bool,
+}
+
+impl SimFile {
+    pub fn mode(&self) -> &'static str {
+        if self.executable { "100755" } else { "100644" }
+    }
 }
 
 /// Ways GitHub's compare answers leave a diff's identity unsaid.
@@ -47,6 +56,9 @@ pub enum DiffChange {
     /// A merge of a base that changed the PR's own files: their merged
     /// blobs differ from the reviewed ones.
     Rewrite,
+    /// A commit making the first reviewed file executable, its content
+    /// unchanged: compare lists the very same diff.
+    Chmod,
 }
 
 impl SimState {
@@ -62,10 +74,16 @@ impl SimState {
                 filename: format!("src/change_{}.rs", &blob[blob.len() - 12..]),
                 status: "added".into(),
                 blob,
+                ..Default::default()
             }),
             DiffChange::Rewrite => {
                 if let Some(first) = files.first_mut() {
                     first.blob = blob;
+                }
+            }
+            DiffChange::Chmod => {
+                if let Some(first) = files.first_mut() {
+                    first.executable = true;
                 }
             }
         }
@@ -80,6 +98,7 @@ impl SimState {
                 filename: format!("src/{}.rs", head_ref.replace('/', "_")),
                 status: "added".into(),
                 blob,
+                ..Default::default()
             };
             repo.diffs.insert(sha.to_string(), vec![file]);
         }

@@ -177,6 +177,13 @@ fn repository(repo: &SimRepo, f: &Field, errors: &mut Vec<Value>) -> Resolved {
                     Value::Null
                 }
             }
+            "object" => {
+                let expression = arg(sel, "expression").and_then(Value::as_str).unwrap_or_default();
+                match super::trees::directory(repo, expression) {
+                    Some(tree) => project(&tree, &sel.selection).map_err(invalid)?,
+                    None => Value::Null,
+                }
+            }
             "nameWithOwner" => json!(format!("{}/{}", repo.owner, repo.name)),
             "id" => json!(format!("R_kgDO{}", repo.id)),
             other => return Err(invalid(format!("Field '{other}' doesn't exist on type 'Repository'"))),

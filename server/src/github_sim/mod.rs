@@ -235,6 +235,12 @@ impl Simulator {
         self.move_head(owner, name, number, DiffChange::Same)
     }
 
+    /// Pushes a commit that only makes the PR's first file executable;
+    /// returns its sha.
+    pub fn chmod(&self, owner: &str, name: &str, number: i64) -> SimResult<String> {
+        self.move_head(owner, name, number, DiffChange::Chmod)
+    }
+
     fn move_head(&self, owner: &str, name: &str, number: i64, change: DiffChange) -> SimResult<String> {
         let (sha, pr_payload, push_payload) = {
             let mut s = self.lock();
@@ -548,6 +554,12 @@ impl Simulator {
                 s.repo_faults.remove(&key(owner, name));
             }
         }
+    }
+
+    /// The fault still set on one repository's requests (a counted one is
+    /// gone once its failures are spent).
+    pub fn repo_fault(&self, owner: &str, name: &str) -> Option<RepoFault> {
+        self.lock().repo_faults.get(&key(owner, name)).cloned()
     }
 
     /// Sends signed deliveries for every later change to `url`.

@@ -26,12 +26,15 @@ pub fn base_commit(base: &str) -> String {
     format!("{:0>40}", base.len())
 }
 
-/// The files every base branch holds, with their blobs.
-fn base_files() -> BTreeMap<String, String> {
+/// A commit's files: each one's blob and mode.
+type Files = BTreeMap<String, (String, &'static str)>;
+
+/// The files every base branch holds.
+fn base_files() -> Files {
     ["README.md", "Cargo.toml", "src/lib.rs"]
         .iter()
         .enumerate()
-        .map(|(i, path)| (path.to_string(), format!("{:0>40x}", 0xba5e_0000 + i)))
+        .map(|(i, path)| (path.to_string(), (format!("{:0>40x}", 0xba5e_0000 + i), "100644")))
         .collect()
 }
 
@@ -41,8 +44,8 @@ fn object_sha(parts: &impl Hash) -> String {
     format!("{:0>40x}", h.finish())
 }
 
-/// The files of commit `sha` (a base commit or a PR head), with blobs.
-fn files_of(repo: &SimRepo, sha: &str) -> Option<BTreeMap<String, String>> {
+/// The files of commit `sha` (a base commit or a PR head).
+fn files_of(repo: &SimRepo, sha: &str) -> Option<Files> {
     let mut files = base_files();
     let is_base = std::iter::once(&repo.default_branch)
         .chain(repo.prs.values().map(|p| &p.base_ref))
@@ -51,13 +54,13 @@ fn files_of(repo: &SimRepo, sha: &str) -> Option<BTreeMap<String, String>> {
         return Some(files);
     }
     for f in repo.diffs.get(sha)? {
-        files.insert(f.filename.clone(), f.blob.clone());
+        files.insert(f.filename.clone(), (f.blob.clone(), f.mode()));
     }
     Some(files)
 }
 
 /// Every entry of the tree, directories first as git lists them.
-fn entries(repo: &SimRepo, files: &BTreeMap<String, String>, recursive: bool) -> Vec<Value> {
+fn entries(repo: &SimRepo, files: &Files, recursive: bool) -> Vec<Value> {
     let full = format!("{}/{}", repo.owner, repo.name);
     let mut dirs: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for path in files.keys() {
@@ -78,11 +81,11 @@ fn entries(repo: &SimRepo, files: &BTreeMap<String, String>, recursive: bool) ->
             }),
         )
     });
-    let blob_entries = files.iter().map(|(path, blob)| {
+    let blob_entries = files.iter().map(|(path, (blob, mode))| {
         (
             path.clone(),
             json!({
-                "path": path, "mode": "100644", "type": "blob", "sha": blob, "size": 30,
+                "path": path, "mode": mode, "type": "blob", "sha": blob, "size": 30,
                 "url": format!("{API}/repos/{full}/git/blobs/{blob}"),
             }),
         )
@@ -103,6 +106,35 @@ fn listing(repo: &SimRepo, sha: &str, recursive: bool) -> Option<(Vec<Value>, bo
     let truncated = tree.len() > limit;
     tree.truncate(limit);
     Some((tree, truncated))
+}
+
+/// GraphQL's `object(expression: "sha:dir")` for a directory: a `Tree`
+/// with its entries, each mode a number as GraphQL gives it (`33188` for
+/// `100644`); `None` for a commit or a directory that is not there.
+pub fn directory(repo: &SimRepo, expression: &str) -> Option<Value> {
+    let (sha, dir) = expression.split_once(':')?;
+    let prefix = if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    };
+    let all = entries(repo, &files_of(repo, sha)?, true);
+    let inside: Vec<Value> = all
+        .iter()
+        .filter_map(|e| {
+            let name = e["path"].as_str()?.strip_prefix(&prefix)?;
+            let mode = u32::from_str_radix(e["mode"].as_str()?, 8).ok()?;
+            (!name.contains('/')).then(|| {
+                json!({"__typename": "TreeEntry", "name": name, "mode": mode,
+                       "oid": e["sha"], "type": e["type"], "path": e["path"]})
+            })
+        })
+        .collect();
+    let sha_of_dir = all.iter().find(|e| e["path"] == dir).map(|e| e["sha"].clone());
+    if inside.is_empty() {
+        return None;
+    }
+    Some(json!({"__typename": "Tree", "oid": sha_of_dir.unwrap_or_else(|| json!(sha)), "entries": inside}))
 }
 
 #[derive(Deserialize)]
@@ -146,6 +178,7 @@ mod tests {
             filename: name.into(),
             status: "modified".into(),
             blob: blob.into(),
+            ..Default::default()
         };
         repo.diffs
             .insert(head.into(), vec![file("src/lib.rs", "b1"), file("docs/new.md", "b2")]);
@@ -183,5 +216,33 @@ mod tests {
         let (cut, truncated) = listing(&repo, "h1", true).expect("a known head");
         assert!(truncated);
         assert_eq!(cut.len(), 4);
+    }
+
+    #[test]
+    fn a_directory_lists_its_own_entries_with_modes_as_graphql_numbers() {
+        let mut repo = repo_with_head("h1");
+        if let Some(files) = repo.diffs.get_mut("h1") {
+            files[0].executable = true;
+        }
+        let src = directory(&repo, "h1:src").expect("a directory");
+        assert_eq!(src["__typename"], "Tree");
+        let lib = &src["entries"][0];
+        assert_eq!(
+            (lib["name"].as_str(), lib["mode"].as_u64()),
+            (Some("lib.rs"), Some(0o100755))
+        );
+        assert_eq!(src["entries"].as_array().map(Vec::len), Some(1));
+        let top = directory(&repo, "h1:").expect("the top level");
+        let names: Vec<_> = top["entries"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e["name"].as_str())
+            .collect();
+        assert_eq!(names, ["Cargo.toml", "README.md", "docs", "src"]);
+        assert_eq!(top["entries"][2]["mode"], 0o40000);
+        assert_eq!(top["entries"][0]["mode"], 33188);
+        assert!(directory(&repo, "h1:nowhere").is_none());
+        assert!(directory(&repo, "unknown:src").is_none());
     }
 }

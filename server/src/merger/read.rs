@@ -5,8 +5,8 @@
 
 use kandev_core::checks::{CiVerdict, approvals, ci_verdict};
 use kandev_core::merger::{
-    BranchRules, Facts, PrSnapshot, Said, branch_rules, diff_digest, fork_locked, needs_approved_diff, needs_diff,
-    required_checks, short, tree_digest, unresolved_threads,
+    BranchRules, Digests, Facts, PrSnapshot, Said, branch_rules, diff_digest, diff_digest_before_modes, fork_locked,
+    listed, mode_dirs, needs_approved_diff, needs_diff, required_checks, short, tree_digest, unresolved_threads,
 };
 
 use super::Merger;
@@ -89,14 +89,16 @@ impl Merger {
             Some(
                 self.digest(job, &pr.base.branch, &job.memory.approved_sha)
                     .await
-                    .map_err(fail)?,
+                    .map_err(fail)?
+                    .now,
             )
         } else {
             None
         };
         let diff = if needs_diff(&job.memory, &pr.head.sha) {
-            let digest = self.digest(job, &pr.base.branch, &pr.head.sha).await;
-            Some(digest.map_err(failed("reading-diff", &the_pr))?)
+            let digests = self.digest(job, &pr.base.branch, &pr.head.sha).await;
+            let digests = digests.map_err(failed("reading-diff", &the_pr))?;
+            Some(digests.for_binding(&job.memory.approved_diff))
         } else {
             None
         };
@@ -148,24 +150,36 @@ impl Merger {
         })
     }
 
-    /// The digest of `sha`'s diff against `base` (`None`: too large to
-    /// compare). Compare lists 300 files at most, and none of a diff it
-    /// could not compute; such a diff is read as the merge base's and the
-    /// head's whole trees.
-    async fn digest(&self, job: &MergerJob, base: &str, sha: &str) -> Result<Option<String>, GithubError> {
+    /// The digests of `sha`'s diff against `base` (`now: None`: too large
+    /// to compare). Compare lists 300 files at most, none of a diff it could
+    /// not compute, and no modes: the modes of the files it lists are read
+    /// from their directories, and a diff it cannot state is read as the
+    /// merge base's and the head's whole trees.
+    async fn digest(&self, job: &MergerJob, base: &str, sha: &str) -> Result<Digests, GithubError> {
         let client = self.github.client();
         let comparison = client.compare(&job.owner, &job.repo, base, sha).await?;
         let files: Option<Vec<_>> = comparison.files.map(|l| l.iter().map(|f| f.core()).collect());
-        if let Some(digest) = diff_digest(base, files.as_deref()) {
-            return Ok(Some(digest));
+        if let Some(listed) = listed(files.as_deref()) {
+            let modes = client.modes(&job.owner, &job.repo, sha, &mode_dirs(listed)).await?;
+            if let Some(now) = diff_digest(base, Some(listed), &modes) {
+                let before_modes = diff_digest_before_modes(base, Some(listed));
+                return Ok(Digests {
+                    now: Some(now),
+                    before_modes,
+                });
+            }
         }
         let merge_base = &comparison.merge_base_commit.commit.tree.sha;
         if merge_base.is_empty() {
-            return Ok(None);
+            return Ok(Digests::default());
         }
         let before = client.tree(&job.owner, &job.repo, merge_base).await?;
         let after = client.tree(&job.owner, &job.repo, sha).await?;
-        Ok(tree_digest(base, &before.core(), &after.core()))
+        let now = tree_digest(base, &before.core(), &after.core());
+        Ok(Digests {
+            now,
+            before_modes: None,
+        })
     }
 
     /// Reviews, conversations and the queue entry (GraphQL), and approvals

@@ -64,8 +64,19 @@ const LARGE: usize = 400;
 /// An approved PR (its diff widened by `extra_files`) gets a push: the task
 /// blocks naming both heads, and neither is merged.
 async fn a_push_after_approval_blocks(gh: &Sim, app: &TestApp, extra_files: usize) {
+    a_commit_after_approval_blocks(gh, app, extra_files, |n| gh.sim.push("acme", "api", n)).await
+}
+
+/// An approved PR (its diff widened by `extra_files`) gets the commit
+/// `push` makes: the task blocks naming both heads, and neither is merged.
+async fn a_commit_after_approval_blocks(
+    gh: &Sim,
+    app: &TestApp,
+    extra_files: usize,
+    push: impl Fn(i64) -> kandev_server::github_sim::SimResult<String>,
+) {
     let (n, first, t) = approved_and_waiting_with(gh, app, extra_files).await;
-    let pushed = gh.sim.push("acme", "api", n).unwrap();
+    let pushed = push(n).unwrap();
     gh.green_build(&pushed);
     gh.green_build(&first);
     let events = wait_status(app, &t, "blocked").await;
@@ -93,6 +104,16 @@ async fn a_push_after_approval_blocks_instead_of_merging_code_nobody_reviewed(db
 }
 
 crate::on_both_databases!(a_push_after_approval_blocks_instead_of_merging_code_nobody_reviewed);
+
+/// Compare lists a file whose mode alone changed just as before: making a
+/// reviewed file executable after approval is code nobody reviewed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_that_only_makes_a_reviewed_file_executable_blocks_as_changed() {
+    let gh = simulator().await;
+    let app = fast(&gh, Db::Sqlite).start().await;
+    a_commit_after_approval_blocks(&gh, &app, 0, |n| gh.sim.chmod("acme", "api", n)).await;
+    app.stop().await;
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rebase_that_keeps_the_reviewed_diff_still_merges() {
@@ -228,13 +249,13 @@ async fn a_diff_whose_tree_github_cuts_blocks_even_a_rebase() {
     app.stop().await;
 }
 
-fn compare_fails(gh: &Sim, status: u16, times: u32) {
+fn fails(gh: &Sim, operation: &str, status: u16, times: u32) {
     gh.sim.set_repo_fault(
         "acme",
         "api",
         Some(RepoFault {
             status,
-            operation: Some("compare".into()),
+            operation: Some(operation.into()),
             times,
             ..Default::default()
         }),
@@ -244,17 +265,29 @@ fn compare_fails(gh: &Sim, status: u16, times: u32) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_diff_read_that_fails_for_a_while_is_waited_out() {
     let gh = simulator().await;
-    compare_fails(&gh, 502, 3);
+    fails(&gh, "compare", 502, 3);
     let n = gh.green_pr("Compare is down");
     let app = fast(&gh, Db::Sqlite).start().await;
     approve_until_merged(&gh, &app, n).await;
     app.stop().await;
 }
 
+/// The diff's modes come over GraphQL: an outage there is waited out too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mode_read_that_fails_for_a_while_is_waited_out() {
+    let gh = simulator().await;
+    fails(&gh, "graphql", 502, 4);
+    let n = gh.green_pr("GraphQL is down");
+    let app = fast(&gh, Db::Sqlite).start().await;
+    approve_until_merged(&gh, &app, n).await;
+    assert!(gh.sim.repo_fault("acme", "api").is_none(), "the four failures were met");
+    app.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nothing_is_merged_without_reading_the_diff_it_binds_to() {
     let gh = simulator().await;
-    compare_fails(&gh, 404, 0);
+    fails(&gh, "compare", 404, 0);
     let n = gh.green_pr("Unreadable diff");
     let app = fast(&gh, Db::Sqlite).start().await;
     let t = approve_with_pr(&app, n, "").await;
