@@ -24,6 +24,7 @@ merger-update-timeout = GitHub hat den Branch nach { $minutes } Min. nicht aktua
 merger-checks-timeout = Checks nach { $minutes } Min. noch ausstehend: { $pending }
 merger-reviews-timeout = Reviews fehlen nach { $minutes } Min. noch: { $missing }
 merger-blocked-timeout = GitHub meldet den Merge nach { $minutes } Min. weiterhin als blockiert, durch eine Anforderung, die GitHub nicht nennt
+merger-requirements-timeout = fehlt nach { $minutes } Min. noch: { $missing }
 merger-kept-failing = GitHub schlug { $minutes } Min. lang fehl (zuletzt: { $last }); bitte den PR prüfen
 merger-token-refused = GitHub antwortete 401 ({ $reading }): das Token wurde abgelehnt
 merger-forbidden = GitHub antwortete 403 ({ $reading }): { $message }
@@ -53,6 +54,7 @@ merger-approvals-missing = { $count } { $count ->
     } ({ $approvals } von { $required } erforderlich)
 merger-review-required = ein zustimmendes Review (GitHub verlangt ein Review)
 merger-last-push-review = eine Zustimmung zum neuesten Push, von jemand anderem als dessen Autor (die Regeln des Branches verlangen sie nach jedem Push, auch nach einem Branch-Update)
+merger-deployment = ein erfolgreiches Deployment nach { $environment } (die Regeln des Branches verlangen eines des Heads)
 merger-unresolved-threads = { $count } { $count ->
         [one] offene Review-Diskussion
        *[other] offene Review-Diskussionen
@@ -63,6 +65,7 @@ merger-reading-rulesets = Rulesets von { $pr }
 merger-reading-checks = Checks von { $pr }
 merger-reading-queue = Merge-Warteschlange von { $pr }
 merger-reading-reviews = Reviews von { $pr }
+merger-reading-deployments = Deployments von { $pr }
 merger-reading-diff = Diff von { $pr }
 merger-reading-approved = freigegebener Commit { $approved } von { $pr }
 merger-reading-update = Update des Branches

@@ -24,6 +24,7 @@ merger-update-timeout = GitHub had not updated the branch after { $minutes } min
 merger-checks-timeout = checks still pending after { $minutes } min: { $pending }
 merger-reviews-timeout = reviews still missing after { $minutes } min: { $missing }
 merger-blocked-timeout = GitHub still reports the merge blocked after { $minutes } min, by a requirement GitHub does not name (blocked)
+merger-requirements-timeout = still missing after { $minutes } min: { $missing }
 merger-kept-failing = GitHub kept failing for { $minutes } min (last: { $last }); check the PR
 merger-token-refused = GitHub answered 401 reading { $reading }: the token was refused
 merger-forbidden = GitHub answered 403 reading { $reading }: { $message }
@@ -53,6 +54,7 @@ merger-approvals-missing = { $count } more { $count ->
     } ({ $approvals } of { $required } required)
 merger-review-required = an approving review (GitHub reports review required)
 merger-last-push-review = an approval of the latest push, by someone other than its pusher (the branch's rules require one after every push, a branch update included)
+merger-deployment = a successful deployment to { $environment } (the branch's rules require one of the head)
 merger-unresolved-threads = { $count } { $count ->
         [one] unresolved review thread
        *[other] unresolved review threads
@@ -63,6 +65,7 @@ merger-reading-rulesets = the rulesets of { $pr }
 merger-reading-checks = the checks of { $pr }
 merger-reading-queue = the merge queue of { $pr }
 merger-reading-reviews = the reviews of { $pr }
+merger-reading-deployments = the deployments of { $pr }
 merger-reading-diff = the diff of { $pr }
 merger-reading-approved = the approved commit { $approved } of { $pr }
 merger-reading-update = an update of the branch

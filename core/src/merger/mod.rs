@@ -27,7 +27,9 @@ pub use diff_modes::{Digests, mode_dirs};
 pub use method::{merge_method, refused_method, restrict};
 pub use read_back::{MergeCall, ReadBack, read_back};
 pub use refusal::{BASE_MOVED_RETRIES, Refusal, after_refusal};
-pub use requirements::{BranchRules, Facts, Rule, branch_rules, missing_reviews, required_checks, unresolved_threads};
+pub use requirements::{
+    BranchRules, Facts, Rule, branch_rules, missing_reviews, required_checks, undeployed, unresolved_threads,
+};
 pub use retry::{kept_failing, retry_delay};
 pub use said::{Arg, Said, examples as said_examples, joiner};
 #[cfg(feature = "digests")]
@@ -322,15 +324,27 @@ pub fn decide(
     }
     if pr.mergeable_state == "blocked" {
         let missing = missing_reviews(facts);
-        let what = match &missing {
-            Some(m) => Said::new("reviews").list("missing", m.clone()),
-            None => Said::new("reviews-unnamed"),
-        };
+        let deployments: Vec<Said> = facts
+            .undeployed
+            .iter()
+            .map(|env| Said::new("deployment").with("environment", env))
+            .collect();
+        let mut what: Vec<Said> = missing
+            .iter()
+            .map(|m| Said::new("reviews").list("missing", m.clone()))
+            .collect();
+        what.extend(deployments.iter().cloned());
+        if what.is_empty() {
+            what.push(Said::new("reviews-unnamed"));
+        }
         return wait_or_block(
-            vec![what],
-            || match missing {
-                Some(m) => Said::new("reviews-timeout").with("minutes", minutes).list("missing", m),
-                None => Said::new("blocked-timeout").with("minutes", minutes),
+            what,
+            || match (missing, deployments.is_empty()) {
+                (Some(m), true) => Said::new("reviews-timeout").with("minutes", minutes).list("missing", m),
+                (None, true) => Said::new("blocked-timeout").with("minutes", minutes),
+                (m, false) => Said::new("requirements-timeout")
+                    .with("minutes", minutes)
+                    .list("missing", m.into_iter().flatten().chain(deployments).collect()),
             },
             pr,
             job,

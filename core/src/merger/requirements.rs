@@ -28,6 +28,20 @@ pub struct Facts {
     pub dequeued_reason: Option<String>,
     /// The branch requires approving the newest push ([`Rule::last_push_approval`]).
     pub last_push_approval: bool,
+    /// Environments the branch requires a successful deployment of the
+    /// head to, and that have none ([`undeployed`]).
+    pub undeployed: Vec<String>,
+}
+
+/// Of the environments the branch requires, those whose newest deployment
+/// of the head has not succeeded: given each one with its newest
+/// deployment's newest status (`None`: no deployment, or no status yet).
+pub fn undeployed(newest: &[(String, Option<String>)]) -> Vec<String> {
+    newest
+        .iter()
+        .filter(|(_, state)| state.as_deref() != Some("success"))
+        .map(|(env, _)| env.clone())
+        .collect()
 }
 
 /// Which review requirement is missing, in words; `None` when the reviews
@@ -87,6 +101,9 @@ pub struct Rule {
     /// A `pull_request` rule's `require_last_push_approval`: the newest push
     /// needs an approval from someone other than its pusher.
     pub last_push_approval: bool,
+    /// A `required_deployments` rule's environments: the head must have
+    /// deployed to each, successfully.
+    pub required_deployments: Vec<String>,
 }
 
 /// What a branch's rulesets require, all rules together.
@@ -100,6 +117,8 @@ pub struct BranchRules {
     pub merge_methods: Option<Vec<String>>,
     /// Every push, the merger's branch update included, needs a new approval.
     pub last_push_approval: bool,
+    /// Environments the head must have deployed to, in the rules' order.
+    pub required_deployments: Vec<String>,
 }
 
 /// Folds the active rules: the strictest of each requirement wins.
@@ -133,6 +152,13 @@ pub fn branch_rules(rules: &[Rule]) -> BranchRules {
                 out.merge_methods = restrict(out.merge_methods.take(), &signable);
             }
             "merge_queue" => out.merge_queue = true,
+            "required_deployments" => {
+                for env in &r.required_deployments {
+                    if !out.required_deployments.contains(env) {
+                        out.required_deployments.push(env.clone());
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -264,6 +290,11 @@ mod tests {
             thread_resolution: threads,
             ..Default::default()
         };
+        let deploys = |envs: &[&str]| Rule {
+            kind: "required_deployments".into(),
+            required_deployments: envs.iter().map(|e| e.to_string()).collect(),
+            ..Default::default()
+        };
         let folded = branch_rules(&[
             rule("required_status_checks", &["build"], 0, false),
             rule("pull_request", &[], 1, false),
@@ -271,6 +302,8 @@ mod tests {
             rule("required_status_checks", &["build", "lint"], 0, false),
             rule("merge_queue", &[], 0, false),
             rule("non_fast_forward", &[], 0, false),
+            deploys(&["staging", "production"]),
+            deploys(&["production"]),
         ]);
         assert_eq!(
             folded,
@@ -281,8 +314,24 @@ mod tests {
                 merge_queue: true,
                 merge_methods: None,
                 last_push_approval: false,
+                required_deployments: vec!["staging".into(), "production".into()],
             }
         );
+    }
+
+    #[test]
+    fn an_environment_counts_as_deployed_only_when_its_newest_deployment_succeeded() {
+        let newest = |env: &str, state: Option<&str>| (env.to_string(), state.map(str::to_string));
+        assert_eq!(
+            undeployed(&[
+                newest("staging", Some("success")),
+                newest("production", None),
+                newest("qa", Some("in_progress")),
+                newest("canary", Some("failure")),
+            ]),
+            ["production", "qa", "canary"]
+        );
+        assert!(undeployed(&[]).is_empty());
     }
 
     #[test]

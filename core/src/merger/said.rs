@@ -103,6 +103,7 @@ impl Said {
                 "GitHub still reports the merge blocked after {} min, by a requirement GitHub does not name (blocked)",
                 a("minutes")
             ),
+            "requirements-timeout" => format!("still missing after {} min: {}", a("minutes"), a("missing")),
             "kept-failing" => format!(
                 "GitHub kept failing for {} min (last: {}); check the PR",
                 a("minutes"),
@@ -138,6 +139,10 @@ impl Said {
             "reviews" => format!("reviews: {}", a("missing")),
             "reviews-unnamed" => "reviews: a requirement GitHub does not name (blocked)".into(),
             "changes-requested" => "a reviewer requested changes".into(),
+            "deployment" => format!(
+                "a successful deployment to {} (the branch's rules require one of the head)",
+                a("environment")
+            ),
             "approvals-missing" => format!(
                 "{} more {} ({} of {} required)",
                 a("count"),
@@ -161,6 +166,7 @@ impl Said {
             "reading-checks" => format!("the checks of {}", a("pr")),
             "reading-queue" => format!("the merge queue of {}", a("pr")),
             "reading-reviews" => format!("the reviews of {}", a("pr")),
+            "reading-deployments" => format!("the deployments of {}", a("pr")),
             "reading-diff" => format!("the diff of {}", a("pr")),
             "reading-approved" => format!("the approved commit {} of {}", a("approved"), a("pr")),
             "reading-update" => "an update of the branch".into(),
@@ -246,6 +252,10 @@ pub fn examples() -> Vec<Said> {
             .with("minutes", 10)
             .list("missing", vec![approvals.clone(), threads.clone()]),
         Said::new("blocked-timeout").with("minutes", 10),
+        Said::new("requirements-timeout").with("minutes", 10).list(
+            "missing",
+            vec![threads.clone(), Said::new("deployment").with("environment", "staging")],
+        ),
         Said::new("kept-failing").with("minutes", 10).with("last", "502"),
         Said::new("token-refused").list("reading", vec![reading("reading-pr")]),
         Said::new("forbidden")
@@ -257,6 +267,7 @@ pub fn examples() -> Vec<Said> {
             .with("error", "bad json"),
         reading("reading-queue"),
         reading("reading-reviews"),
+        reading("reading-deployments"),
         reading("reading-diff"),
         reading("reading-approved").with("approved", "abc1234"),
         Said::new("changed-after-approval")

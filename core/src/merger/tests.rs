@@ -488,6 +488,35 @@ fn a_missing_review_waits_then_blocks_naming_reviews() {
 }
 
 #[test]
+fn a_deployment_the_rules_require_waits_then_blocks_naming_it_beside_any_review() {
+    let facts = Facts {
+        undeployed: vec!["staging".into()],
+        ..Default::default()
+    };
+    let job = waiting(&JobState::default(), "h1", at(0));
+    let Step::Wait(what) = decide(&snap("h1", "blocked"), &CiVerdict::Green, &facts, &job, &POLICY, at(5)) else {
+        panic!("waits")
+    };
+    assert_eq!(
+        what,
+        ["a successful deployment to staging (the branch's rules require one of the head)"]
+    );
+    let both = Facts {
+        required_approvals: 1,
+        review_decision: Some("REVIEW_REQUIRED".into()),
+        ..facts
+    };
+    assert_eq!(
+        decide(&snap("h1", "blocked"), &CiVerdict::Green, &both, &job, &POLICY, at(10)),
+        Step::Block(
+            "still missing after 10 min: 1 more approving review (0 of 1 required); \
+             a successful deployment to staging (the branch's rules require one of the head)"
+                .into()
+        )
+    );
+}
+
+#[test]
 fn a_merge_queue_branch_enqueues_follows_the_entry_and_reports_its_removal() {
     let queue = Facts {
         merge_queue: true,

@@ -330,7 +330,7 @@ impl GithubClient {
 
     /// An idempotent read: retried with backoff on server errors and
     /// timeouts, and after a short secondary rate-limit wait.
-    async fn get<T: DeserializeOwned>(&self, path: &str, conditional: bool) -> GithubResult<T> {
+    pub(crate) async fn get<T: DeserializeOwned>(&self, path: &str, conditional: bool) -> GithubResult<T> {
         let mut delay = Duration::from_millis(200);
         let mut attempt = 0;
         loop {

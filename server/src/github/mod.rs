@@ -4,6 +4,7 @@
 
 mod batch;
 pub mod client;
+mod deployments;
 mod etags;
 mod link;
 pub mod model;

@@ -441,6 +441,9 @@ pub struct RuleParameters {
     pub allowed_merge_methods: Option<Vec<String>>,
     #[serde(default, deserialize_with = "nullable")]
     pub require_last_push_approval: bool,
+    /// A `required_deployments` rule's environments.
+    #[serde(default, deserialize_with = "nullable")]
+    pub required_deployment_environments: Vec<String>,
 }
 
 impl Rule {
@@ -457,6 +460,7 @@ impl Rule {
             thread_resolution: self.parameters.required_review_thread_resolution,
             allowed_merge_methods: self.parameters.allowed_merge_methods.clone(),
             last_push_approval: self.parameters.require_last_push_approval,
+            required_deployments: self.parameters.required_deployment_environments.clone(),
         }
     }
 }
@@ -612,4 +616,19 @@ mod tests {
 pub struct RequiredReviews {
     #[serde(default, deserialize_with = "nullable")]
     pub required_approving_review_count: u32,
+}
+
+/// `GET /repos/{owner}/{repo}/deployments`: one deployment, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Deployment {
+    #[serde(default, deserialize_with = "nullable")]
+    pub id: i64,
+}
+
+/// `GET …/deployments/{id}/statuses`: one status, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeploymentStatus {
+    /// `success`, `failure`, `error`, `inactive`, `in_progress`, `queued`, `pending`.
+    #[serde(default, deserialize_with = "nullable")]
+    pub state: String,
 }

@@ -10,6 +10,7 @@ mod api;
 pub mod check_apps;
 pub mod compare;
 mod control;
+pub mod deployments;
 mod gql_parse;
 mod gql_pull;
 mod graphql;

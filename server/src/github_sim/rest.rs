@@ -54,6 +54,14 @@ fn routes(sim: Simulator) -> Router {
             get(required_reviews),
         )
         .route("/repos/{owner}/{repo}/rules/branches/{branch}", get(branch_rules))
+        .route(
+            "/repos/{owner}/{repo}/deployments",
+            get(super::deployments::deployments),
+        )
+        .route(
+            "/repos/{owner}/{repo}/deployments/{id}/statuses",
+            get(super::deployments::statuses),
+        )
         .route("/repos/{owner}/{repo}/git/refs/heads/{*branch}", delete(delete_branch))
         .route("/search/issues", get(search_issues))
         .route("/search/repositories", get(search_repositories))
@@ -253,6 +261,12 @@ async fn branch_rules(
                         rules.push(json!({"type": kind, "ruleset_source_type": "Repository",
                                           "ruleset_source": format!("{}/{}", repo.owner, repo.name), "ruleset_id": rs.id}));
                     }
+                }
+                if !rs.required_deployments.is_empty() {
+                    rules.push(info(
+                        "required_deployments",
+                        json!({"required_deployment_environments": rs.required_deployments}),
+                    ));
                 }
                 if rs.merge_queue {
                     rules.push(info(

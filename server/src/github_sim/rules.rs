@@ -232,7 +232,7 @@ impl SimRepo {
         if let Some(m) = self.failing_required(&pr.base_ref, &pr.head_sha) {
             return Some(m);
         }
-        self.review_blocker(pr)
+        self.review_blocker(pr).or_else(|| self.undeployed(pr))
     }
 
     /// GitHub's `mergeable_state` for a PR.
@@ -249,7 +249,10 @@ impl SimRepo {
         if pr.behind {
             return "behind";
         }
-        if self.failing_required(&pr.base_ref, &pr.head_sha).is_some() || self.review_blocker(pr).is_some() {
+        if self.failing_required(&pr.base_ref, &pr.head_sha).is_some()
+            || self.review_blocker(pr).is_some()
+            || self.undeployed(pr).is_some()
+        {
             return "blocked";
         }
         if self

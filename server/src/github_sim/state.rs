@@ -168,6 +168,9 @@ pub struct SimRuleset {
     /// A `pull_request` rule's `require_last_push_approval`.
     #[serde(default)]
     pub last_push_approval: bool,
+    /// A `required_deployments` rule's environments.
+    #[serde(default)]
+    pub required_deployments: Vec<String>,
 }
 
 /// A repository's merge-button settings, as `PATCH /repos/{owner}/{repo}`
@@ -209,6 +212,9 @@ pub struct SimRepo {
     /// CI that reports on every new commit (head pushes, branch updates,
     /// merge groups) a while after it appears.
     pub auto_ci: Option<AutoCi>,
+    /// Deployments, oldest first.
+    #[serde(default)]
+    pub deployments: Vec<super::deployments::SimDeployment>,
     /// Each commit that was a PR's head: the files it changes against the base.
     #[serde(default)]
     pub diffs: HashMap<String, Vec<super::compare::SimFile>>,

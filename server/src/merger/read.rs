@@ -6,7 +6,8 @@
 use kandev_core::checks::{CiVerdict, approvals, ci_verdict};
 use kandev_core::merger::{
     BranchRules, Digests, Facts, PrSnapshot, Said, branch_rules, diff_digest, diff_digest_before_modes, fork_locked,
-    listed, mode_dirs, needs_approved_diff, needs_diff, required_checks, short, tree_digest, unresolved_threads,
+    listed, mode_dirs, needs_approved_diff, needs_diff, required_checks, short, tree_digest, undeployed,
+    unresolved_threads,
 };
 
 use super::Merger;
@@ -138,6 +139,17 @@ impl Merger {
         let needs_gate = job.memory.queued || facts.merge_queue || snapshot.mergeable_state == "blocked";
         if needs_gate {
             self.read_gate(job, &the_pr, &mut facts, &mut snapshot).await?;
+        }
+        if snapshot.mergeable_state == "blocked" && !rules.required_deployments.is_empty() {
+            let mut newest = vec![];
+            for env in &rules.required_deployments {
+                let state = client
+                    .newest_deployment_state(&job.owner, &job.repo, &pr.head.sha, env)
+                    .await
+                    .map_err(failed("reading-deployments", &the_pr))?;
+                newest.push((env.clone(), state));
+            }
+            facts.undeployed = undeployed(&newest);
         }
         Ok(Reading {
             pr,

@@ -196,6 +196,34 @@ async fn after_its_branch_update_under_last_push_approval_the_merger_waits_for_t
     app.stop().await;
 }
 
+/// A ruleset requiring deployments blocks the PR until its head has
+/// deployed to each environment: the merger waits naming the environment
+/// (a failed deployment does not count), and merges once one succeeds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deployment_the_rules_require_is_waited_for_and_named() {
+    let gh = simulator().await;
+    green_ci(&gh);
+    gh.ruleset(|r| r.required_deployments = vec!["staging".into()]);
+    let (n, head) = gh.open("Needs staging");
+    gh.sim.deploy("acme", "api", &head, "staging", "failure").unwrap();
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    eventually("the merger to name the deployment", Duration::from_secs(20), || async {
+        let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
+        let progress = &last_of(&events, "merge_progress")["payload"];
+        progress["said"]["args"]["pending"][0]["args"]["environment"] == "staging"
+            && progress["detail"].as_str().is_some_and(|d| {
+                d.contains("a successful deployment to staging (the branch's rules require one of the head)")
+            })
+    })
+    .await;
+    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
+    gh.sim.deploy("acme", "api", &head, "staging", "success").unwrap();
+    wait_status(&app, &t, "done").await;
+    assert!(gh.sim.pr("acme", "api", n).unwrap().merged);
+    app.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unresolved_review_threads_are_waited_for_and_named() {
     let gh = simulator().await;

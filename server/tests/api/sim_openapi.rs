@@ -152,11 +152,13 @@ async fn every_simulator_answer_validates_against_githubs_openapi_description() 
             merge_queue: true,
             allowed_merge_methods: Some(vec!["squash".into(), "rebase".into()]),
             linear_history: true,
+            required_deployments: vec!["staging".into()],
             ..Default::default()
         },
     )
     .unwrap();
     let (plain, sha) = gh.open("Plain");
+    let deployment = s.deploy("acme", "api", &sha, "staging", "success").unwrap();
     let (fork, _) = s
         .open_pr(
             "acme",
@@ -242,6 +244,24 @@ async fn every_simulator_answer_validates_against_githubs_openapi_description() 
             format!("/repos/acme/api/git/trees/{sha}"),
             "/repos/{owner}/{repo}/git/trees/{tree_sha}",
             200,
+        ),
+        call(
+            Method::GET,
+            format!("/repos/acme/api/deployments?sha={sha}&environment=staging&per_page=1"),
+            "/repos/{owner}/{repo}/deployments",
+            200,
+        ),
+        call(
+            Method::GET,
+            format!("/repos/acme/api/deployments/{deployment}/statuses?per_page=1"),
+            "/repos/{owner}/{repo}/deployments/{deployment_id}/statuses",
+            200,
+        ),
+        call(
+            Method::GET,
+            "/repos/acme/api/deployments/999999/statuses".into(),
+            "/repos/{owner}/{repo}/deployments/{deployment_id}/statuses",
+            404,
         ),
         call(
             Method::GET,
