@@ -48,6 +48,11 @@ pub enum GithubError {
     /// A GraphQL `errors` answer.
     #[error("GitHub GraphQL: {0}")]
     Graphql(String),
+    /// A read GitHub answered only in part (a GraphQL query that timed out
+    /// on its side, a commit one API knows and the other not yet): asking
+    /// again later may complete it.
+    #[error("GitHub answered in part: {0}")]
+    Incomplete(String),
     /// A name that cannot be put in a GitHub URL (`..`, empty): nothing was sent.
     #[error("{0}")]
     BadName(String),

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::client::{GithubClient, GithubResult};
+use super::client::{GithubClient, GithubError, GithubResult};
 
 /// Directories per query: few enough to keep one answer small.
 const DIRS_PER_QUERY: usize = 100;
@@ -44,10 +44,36 @@ fn query(count: usize) -> String {
     )
 }
 
+/// Every entry's mode (octal, as git writes it: `100644`) by path, from
+/// the listings answered for `chunk` (`d{i}` for `chunk[i]`). A directory
+/// without a listing holds a file compare listed at that commit, so the
+/// answer is incomplete, not the directory gone.
+fn modes_of(
+    chunk: &[String],
+    mut answered: HashMap<String, Option<Listing>>,
+) -> Result<BTreeMap<String, String>, String> {
+    let mut modes = BTreeMap::new();
+    for (i, dir) in chunk.iter().enumerate() {
+        let Some(Some(listing)) = answered.remove(&format!("d{i}")) else {
+            return Err(format!("no listing of the directory '{dir}'"));
+        };
+        for e in listing.entries {
+            let path = if dir.is_empty() {
+                e.name
+            } else {
+                format!("{dir}/{}", e.name)
+            };
+            modes.insert(path, format!("{:o}", e.mode));
+        }
+    }
+    Ok(modes)
+}
+
 impl GithubClient {
-    /// Every entry's mode (octal, as git writes it: `100644`) by path, in
-    /// the directories `dirs` (`""`: the top level) of commit `sha`. A
-    /// directory GitHub does not find adds nothing.
+    /// The modes of every entry of the directories `dirs` (`""`: the top
+    /// level) of commit `sha`, by path. GitHub's GraphQL fails a query it
+    /// could not finish in time with an `errors` answer: that, like a
+    /// missing listing, is [`GithubError::Incomplete`] and passes.
     pub async fn modes(
         &self,
         owner: &str,
@@ -63,21 +89,13 @@ impl GithubClient {
             for (i, dir) in chunk.iter().enumerate() {
                 vars.insert(format!("e{i}"), json!(format!("{sha}:{dir}")));
             }
-            let data: Data = self.graphql(&query(chunk.len()), Value::Object(vars), true).await?;
-            let mut answered = data.repository.unwrap_or_default();
-            for (i, dir) in chunk.iter().enumerate() {
-                let Some(Some(listing)) = answered.remove(&format!("d{i}")) else {
-                    continue;
-                };
-                for e in listing.entries {
-                    let path = if dir.is_empty() {
-                        e.name
-                    } else {
-                        format!("{dir}/{}", e.name)
-                    };
-                    modes.insert(path, format!("{:o}", e.mode));
-                }
-            }
+            let data: Data = match self.graphql(&query(chunk.len()), Value::Object(vars), true).await {
+                Ok(data) => data,
+                Err(GithubError::Graphql(m)) => return Err(GithubError::Incomplete(m)),
+                Err(e) => return Err(e),
+            };
+            let answered = data.repository.ok_or(GithubError::NotFound)?;
+            modes.extend(modes_of(chunk, answered).map_err(GithubError::Incomplete)?);
         }
         Ok(modes)
     }
@@ -86,6 +104,35 @@ impl GithubClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn listing(entries: &[(&str, u32)]) -> Option<Listing> {
+        let entries = entries
+            .iter()
+            .map(|(name, mode)| Entry {
+                name: name.to_string(),
+                mode: *mode,
+            })
+            .collect();
+        Some(Listing { entries })
+    }
+
+    #[test]
+    fn listings_give_each_path_its_octal_mode_and_a_missing_one_is_incomplete() {
+        let chunk = vec![String::new(), "src".to_string()];
+        let answered = HashMap::from([
+            ("d0".to_string(), listing(&[("run.sh", 33261), ("src", 16384)])),
+            ("d1".to_string(), listing(&[("lib.rs", 33188)])),
+        ]);
+        let modes = modes_of(&chunk, answered).expect("complete");
+        assert_eq!(modes["run.sh"], "100755");
+        assert_eq!(modes["src/lib.rs"], "100644");
+        assert_eq!(modes["src"], "40000");
+        let short = HashMap::from([("d0".to_string(), listing(&[])), ("d1".to_string(), None)]);
+        assert_eq!(
+            modes_of(&chunk, short),
+            Err("no listing of the directory 'src'".to_string())
+        );
+    }
 
     #[test]
     fn the_query_names_each_directory_by_a_variable() {

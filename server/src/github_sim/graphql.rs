@@ -57,6 +57,12 @@ pub async fn endpoint(State(sim): State<Simulator>, h: HeaderMap, body: Bytes) -
                 );
             }
         };
+        if !op.mutation && s.faults.graphql_timeouts > 0 {
+            s.faults.graphql_timeouts -= 1;
+            return Answer::ok(json!({"data": null, "errors": [{"message":
+                "Something went wrong while executing your query. This may be the result of a timeout, \
+                 or it could be a GitHub bug. Please include `0400:3B2F:1A2B3C:4D5E6F:67890ABC` when reporting this issue."}]}));
+        }
         if op.mutation && s.faults.mutations_rate_limited > 0 {
             s.faults.mutations_rate_limited -= 1;
             return Answer::secondary_limit(1);

@@ -299,6 +299,10 @@ pub struct Faults {
     /// The next this many GraphQL requests answer 502 (REST still works).
     #[serde(default)]
     pub graphql_errors: u32,
+    /// The next this many GraphQL queries time out on GitHub's side: 200
+    /// with an `errors` answer and no data, as GitHub does.
+    #[serde(default)]
+    pub graphql_timeouts: u32,
     /// The next this many merge calls come just after a commit landed on
     /// the base (someone pushed, another PR merged).
     #[serde(default)]

@@ -62,7 +62,7 @@ fn passing(e: &GithubError) -> Option<ReadFailure> {
                 Some(Duration::from_secs(until.saturating_sub(now).max(1))),
             ))
         }
-        GithubError::Server(_) | GithubError::Timeout | GithubError::Transport(_) => {
+        GithubError::Server(_) | GithubError::Timeout | GithubError::Transport(_) | GithubError::Incomplete(_) => {
             Some(ReadFailure::Retry(e.to_string(), None))
         }
         _ => None,

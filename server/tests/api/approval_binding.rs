@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use kandev_server::github_sim::RepoFault;
 use kandev_server::github_sim::compare::CompareQuirk;
+use kandev_server::github_sim::{Faults, RepoFault};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -281,6 +281,22 @@ async fn a_mode_read_that_fails_for_a_while_is_waited_out() {
     let app = fast(&gh, Db::Sqlite).start().await;
     approve_until_merged(&gh, &app, n).await;
     assert!(gh.sim.repo_fault("acme", "api").is_none(), "the four failures were met");
+    app.stop().await;
+}
+
+/// GitHub's GraphQL fails a query it could not finish in time with 200 and
+/// an `errors` answer: for the modes read, that passes too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mode_read_github_times_out_on_is_waited_out() {
+    let gh = simulator().await;
+    gh.sim.set_faults(Faults {
+        graphql_timeouts: 3,
+        ..Default::default()
+    });
+    let n = gh.green_pr("GraphQL is slow");
+    let app = fast(&gh, Db::Sqlite).start().await;
+    approve_until_merged(&gh, &app, n).await;
+    assert!(gh.sim.counters().graphql >= 4, "three timed out, then one answered");
     app.stop().await;
 }
 
