@@ -141,15 +141,9 @@ impl Merger {
             self.read_gate(job, &the_pr, &mut facts, &mut snapshot).await?;
         }
         if snapshot.mergeable_state == "blocked" && !rules.required_deployments.is_empty() {
-            let mut newest = vec![];
-            for env in &rules.required_deployments {
-                let state = client
-                    .newest_deployment_state(&job.owner, &job.repo, &pr.head.sha, env)
-                    .await
-                    .map_err(failed("reading-deployments", &the_pr))?;
-                newest.push((env.clone(), state));
-            }
-            facts.undeployed = undeployed(&newest);
+            facts.undeployed = self
+                .read_deployments(job, &the_pr, &pr.head.sha, &rules.required_deployments)
+                .await?;
         }
         Ok(Reading {
             pr,
@@ -192,6 +186,31 @@ impl Merger {
             now,
             before_modes: None,
         })
+    }
+
+    /// The environments of `required` that `head` has not deployed to
+    /// successfully. A token that may not read deployments (403, 404) only
+    /// leaves them unnamed: the block reason then says GitHub did not name it.
+    async fn read_deployments(
+        &self,
+        job: &MergerJob,
+        the_pr: &str,
+        head: &str,
+        required: &[String],
+    ) -> Result<Vec<String>, ReadError> {
+        let client = self.github.client();
+        let mut newest = vec![];
+        for env in required {
+            match client.newest_deployment_state(&job.owner, &job.repo, head, env).await {
+                Ok(state) => newest.push((env.clone(), state)),
+                Err(e @ (GithubError::Forbidden(_) | GithubError::NotFound)) => {
+                    tracing::info!(task_id = %job.task_id, error = %e, "could not read deployments");
+                    return Ok(vec![]);
+                }
+                Err(e) => return Err(failed("reading-deployments", the_pr)(e)),
+            }
+        }
+        Ok(undeployed(&newest))
     }
 
     /// Reviews, conversations and the queue entry (GraphQL), and approvals

@@ -224,6 +224,38 @@ async fn a_deployment_the_rules_require_is_waited_for_and_named() {
     app.stop().await;
 }
 
+/// A token that may not read deployments leaves the requirement unnamed
+/// rather than blocking at once: the merger waits, and merges once GitHub
+/// no longer reports the PR blocked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deployments_the_token_may_not_read_are_waited_for_unnamed() {
+    let gh = simulator().await;
+    green_ci(&gh);
+    gh.ruleset(|r| r.required_deployments = vec!["staging".into()]);
+    gh.sim.set_repo_fault(
+        "acme",
+        "api",
+        Some(RepoFault {
+            status: 403,
+            message: Some("Resource not accessible by personal access token".into()),
+            operation: Some("deployments".into()),
+            ..Default::default()
+        }),
+    );
+    let (n, head) = gh.open("Needs staging, unseen");
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    eventually("the merger to wait, unnamed", Duration::from_secs(20), || async {
+        let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
+        last_of(&events, "merge_progress")["payload"]["said"]["args"]["pending"][0]["id"] == "reviews-unnamed"
+    })
+    .await;
+    gh.sim.deploy("acme", "api", &head, "staging", "success").unwrap();
+    wait_status(&app, &t, "done").await;
+    assert!(gh.sim.pr("acme", "api", n).unwrap().merged);
+    app.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unresolved_review_threads_are_waited_for_and_named() {
     let gh = simulator().await;
