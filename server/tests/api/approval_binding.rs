@@ -262,14 +262,19 @@ fn fails(gh: &Sim, operation: &str, status: u16, times: u32) {
     );
 }
 
+/// A green PR, approved while GitHub fails as set up, still merges.
+async fn merges_despite_failures(gh: &Sim, title: &str) {
+    let n = gh.green_pr(title);
+    let app = fast(gh, Db::Sqlite).start().await;
+    approve_until_merged(gh, &app, n).await;
+    app.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_diff_read_that_fails_for_a_while_is_waited_out() {
     let gh = simulator().await;
     fails(&gh, "compare", 502, 3);
-    let n = gh.green_pr("Compare is down");
-    let app = fast(&gh, Db::Sqlite).start().await;
-    approve_until_merged(&gh, &app, n).await;
-    app.stop().await;
+    merges_despite_failures(&gh, "Compare is down").await;
 }
 
 /// The diff's modes come over GraphQL: an outage there is waited out too.
@@ -277,11 +282,8 @@ async fn a_diff_read_that_fails_for_a_while_is_waited_out() {
 async fn a_mode_read_that_fails_for_a_while_is_waited_out() {
     let gh = simulator().await;
     fails(&gh, "graphql", 502, 4);
-    let n = gh.green_pr("GraphQL is down");
-    let app = fast(&gh, Db::Sqlite).start().await;
-    approve_until_merged(&gh, &app, n).await;
+    merges_despite_failures(&gh, "GraphQL is down").await;
     assert!(gh.sim.repo_fault("acme", "api").is_none(), "the four failures were met");
-    app.stop().await;
 }
 
 /// GitHub's GraphQL fails a query it could not finish in time with 200 and
@@ -293,11 +295,8 @@ async fn a_mode_read_github_times_out_on_is_waited_out() {
         graphql_timeouts: 3,
         ..Default::default()
     });
-    let n = gh.green_pr("GraphQL is slow");
-    let app = fast(&gh, Db::Sqlite).start().await;
-    approve_until_merged(&gh, &app, n).await;
+    merges_despite_failures(&gh, "GraphQL is slow").await;
     assert!(gh.sim.counters().graphql >= 4, "three timed out, then one answered");
-    app.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -196,32 +196,45 @@ async fn after_its_branch_update_under_last_push_approval_the_merger_waits_for_t
     app.stop().await;
 }
 
+/// PR `n` (head `head`) into a branch whose rules require a deployment to
+/// staging, approved: the merger waits as `waiting` finds in its progress
+/// (`what`), without merging, and merges once the head deploys.
+async fn merges_once_deployed(gh: &Sim, n: i64, head: &str, what: &str, waiting: impl Fn(&serde_json::Value) -> bool) {
+    let app = fast(gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    eventually(what, Duration::from_secs(20), || async {
+        let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
+        waiting(&last_of(&events, "merge_progress")["payload"])
+    })
+    .await;
+    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
+    gh.sim.deploy("acme", "api", head, "staging", "success").unwrap();
+    wait_status(&app, &t, "done").await;
+    assert!(gh.sim.pr("acme", "api", n).unwrap().merged);
+    app.stop().await;
+}
+
+fn staging_required(gh: &Sim) {
+    green_ci(gh);
+    gh.ruleset(|r| r.required_deployments = vec!["staging".into()]);
+}
+
 /// A ruleset requiring deployments blocks the PR until its head has
 /// deployed to each environment: the merger waits naming the environment
 /// (a failed deployment does not count), and merges once one succeeds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deployment_the_rules_require_is_waited_for_and_named() {
     let gh = simulator().await;
-    green_ci(&gh);
-    gh.ruleset(|r| r.required_deployments = vec!["staging".into()]);
+    staging_required(&gh);
     let (n, head) = gh.open("Needs staging");
     gh.sim.deploy("acme", "api", &head, "staging", "failure").unwrap();
-    let app = fast(&gh, Db::Sqlite).start().await;
-    let t = approve_with_pr(&app, n, "").await;
-    eventually("the merger to name the deployment", Duration::from_secs(20), || async {
-        let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
-        let progress = &last_of(&events, "merge_progress")["payload"];
+    merges_once_deployed(&gh, n, &head, "the merger to name the deployment", |progress| {
         progress["said"]["args"]["pending"][0]["args"]["environment"] == "staging"
             && progress["detail"].as_str().is_some_and(|d| {
                 d.contains("a successful deployment to staging (the branch's rules require one of the head)")
             })
     })
     .await;
-    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
-    gh.sim.deploy("acme", "api", &head, "staging", "success").unwrap();
-    wait_status(&app, &t, "done").await;
-    assert!(gh.sim.pr("acme", "api", n).unwrap().merged);
-    app.stop().await;
 }
 
 /// A token that may not read deployments leaves the requirement unnamed
@@ -230,8 +243,7 @@ async fn a_deployment_the_rules_require_is_waited_for_and_named() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deployments_the_token_may_not_read_are_waited_for_unnamed() {
     let gh = simulator().await;
-    green_ci(&gh);
-    gh.ruleset(|r| r.required_deployments = vec!["staging".into()]);
+    staging_required(&gh);
     gh.sim.set_repo_fault(
         "acme",
         "api",
@@ -243,17 +255,10 @@ async fn deployments_the_token_may_not_read_are_waited_for_unnamed() {
         }),
     );
     let (n, head) = gh.open("Needs staging, unseen");
-    let app = fast(&gh, Db::Sqlite).start().await;
-    let t = approve_with_pr(&app, n, "").await;
-    eventually("the merger to wait, unnamed", Duration::from_secs(20), || async {
-        let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
-        last_of(&events, "merge_progress")["payload"]["said"]["args"]["pending"][0]["id"] == "reviews-unnamed"
+    merges_once_deployed(&gh, n, &head, "the merger to wait, unnamed", |progress| {
+        progress["said"]["args"]["pending"][0]["id"] == "reviews-unnamed"
     })
     .await;
-    gh.sim.deploy("acme", "api", &head, "staging", "success").unwrap();
-    wait_status(&app, &t, "done").await;
-    assert!(gh.sim.pr("acme", "api", n).unwrap().merged);
-    app.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
