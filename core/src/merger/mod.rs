@@ -28,7 +28,8 @@ pub use method::{merge_method, refused_method, restrict};
 pub use read_back::{MergeCall, ReadBack, read_back};
 pub use refusal::{BASE_MOVED_RETRIES, Refusal, after_refusal};
 pub use requirements::{
-    BranchRules, Facts, Rule, branch_rules, missing_reviews, required_checks, undeployed, unresolved_threads,
+    BranchRules, Facts, ProtectionReviews, Rule, branch_rules, missing_reviews, required_checks, undeployed,
+    unresolved_threads,
 };
 pub use retry::{kept_failing, retry_delay};
 pub use said::{Arg, Said, examples as said_examples, joiner};

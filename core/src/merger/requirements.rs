@@ -31,6 +31,8 @@ pub struct Facts {
     /// Environments the branch requires a successful deployment of the
     /// head to, and that have none ([`undeployed`]).
     pub undeployed: Vec<String>,
+    /// The branch requires an approval from a code owner of the changed files.
+    pub code_owner_review: bool,
 }
 
 /// Of the environments the branch requires, those whose newest deployment
@@ -59,13 +61,18 @@ pub fn missing_reviews(f: &Facts) -> Option<Vec<Said>> {
                 .with("required", f.required_approvals),
         );
     } else if f.review_decision.as_deref() == Some("REVIEW_REQUIRED") {
-        // Enough approvals, yet a review is required: under this rule, the
-        // approvals predate the newest push.
-        missing.push(Said::new(if f.last_push_approval {
-            "last-push-review"
-        } else {
-            "review-required"
-        }));
+        // Enough approvals, yet a review is required: the approvals predate
+        // the newest push, or none is a code owner's. GitHub does not say
+        // which, so each rule in force is named.
+        if f.last_push_approval {
+            missing.push(Said::new("last-push-review"));
+        }
+        if f.code_owner_review {
+            missing.push(Said::new("code-owner-review"));
+        }
+        if !f.last_push_approval && !f.code_owner_review {
+            missing.push(Said::new("review-required"));
+        }
     }
     if f.threads_must_resolve && f.unresolved_threads > 0 {
         missing.push(Said::new("unresolved-threads").with("count", f.unresolved_threads));
@@ -104,6 +111,8 @@ pub struct Rule {
     /// A `required_deployments` rule's environments: the head must have
     /// deployed to each, successfully.
     pub required_deployments: Vec<String>,
+    /// A `pull_request` rule's `require_code_owner_review`.
+    pub code_owner_review: bool,
 }
 
 /// What a branch's rulesets require, all rules together.
@@ -119,6 +128,16 @@ pub struct BranchRules {
     pub last_push_approval: bool,
     /// Environments the head must have deployed to, in the rules' order.
     pub required_deployments: Vec<String>,
+    /// A code owner of the changed files must approve.
+    pub code_owner_review: bool,
+}
+
+/// What classic branch protection's review rule requires.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProtectionReviews {
+    pub approvals: u32,
+    pub last_push_approval: bool,
+    pub code_owner_review: bool,
 }
 
 /// Folds the active rules: the strictest of each requirement wins.
@@ -137,6 +156,7 @@ pub fn branch_rules(rules: &[Rule]) -> BranchRules {
                 out.required_approvals = out.required_approvals.max(r.required_approvals);
                 out.thread_resolution |= r.thread_resolution;
                 out.last_push_approval |= r.last_push_approval;
+                out.code_owner_review |= r.code_owner_review;
                 if let Some(allowed) = &r.allowed_merge_methods {
                     out.merge_methods = restrict(out.merge_methods.take(), allowed);
                 }
@@ -171,6 +191,15 @@ impl BranchRules {
     pub fn with_protection_approvals(mut self, approvals: u32) -> Self {
         self.required_approvals = self.required_approvals.max(approvals);
         self
+    }
+
+    /// Adds all of classic protection's review rule: its approvals, and its
+    /// last-push and code-owner requirements, to the rulesets' own.
+    pub fn with_protection_reviews(self, p: ProtectionReviews) -> Self {
+        let mut out = self.with_protection_approvals(p.approvals);
+        out.last_push_approval |= p.last_push_approval;
+        out.code_owner_review |= p.code_owner_review;
+        out
     }
 }
 
@@ -315,7 +344,59 @@ mod tests {
                 merge_methods: None,
                 last_push_approval: false,
                 required_deployments: vec!["staging".into(), "production".into()],
+                code_owner_review: false,
             }
+        );
+    }
+
+    #[test]
+    fn classic_protections_review_rule_adds_to_the_rulesets() {
+        let rules = branch_rules(&[Rule {
+            kind: "pull_request".into(),
+            required_approvals: 2,
+            code_owner_review: true,
+            ..Default::default()
+        }]);
+        let folded = rules.clone().with_protection_reviews(ProtectionReviews {
+            approvals: 1,
+            last_push_approval: true,
+            code_owner_review: false,
+        });
+        assert_eq!(
+            (
+                folded.required_approvals,
+                folded.last_push_approval,
+                folded.code_owner_review
+            ),
+            (2, true, true)
+        );
+        assert_eq!(
+            rules.clone().with_protection_reviews(ProtectionReviews::default()),
+            rules
+        );
+    }
+
+    #[test]
+    fn a_review_required_despite_approvals_names_each_rule_that_may_want_it() {
+        let facts = |last_push_approval, code_owner_review| Facts {
+            required_approvals: 1,
+            approvals: 1,
+            review_decision: Some("REVIEW_REQUIRED".into()),
+            last_push_approval,
+            code_owner_review,
+            ..Default::default()
+        };
+        assert_eq!(
+            missing_reviews(&facts(false, true)),
+            Some(vec![Said::new("code-owner-review")])
+        );
+        assert_eq!(
+            missing_reviews(&facts(true, true)),
+            Some(vec![Said::new("last-push-review"), Said::new("code-owner-review")])
+        );
+        assert_eq!(
+            missing_reviews(&facts(false, false)),
+            Some(vec![Said::new("review-required")])
         );
     }
 

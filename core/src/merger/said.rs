@@ -139,6 +139,9 @@ impl Said {
             "reviews" => format!("reviews: {}", a("missing")),
             "reviews-unnamed" => "reviews: a requirement GitHub does not name (blocked)".into(),
             "changes-requested" => "a reviewer requested changes".into(),
+            "code-owner-review" => {
+                "an approval from a code owner of the files it changes (the branch's rules require one)".into()
+            }
             "deployment" => format!(
                 "a successful deployment to {} (the branch's rules require one of the head)",
                 a("environment")
@@ -222,6 +225,7 @@ pub fn examples() -> Vec<Said> {
         "changes-requested",
         "review-required",
         "last-push-review",
+        "code-owner-review",
         "head-moved",
         "base-moved",
         "rules-allow-no-method",

@@ -66,6 +66,7 @@ impl From<kandev_core::github_path::BadName> for GithubError {
 
 use kandev_core::checks::{Check, Requirement, from_commit_status};
 use kandev_core::github_path::{PER_PAGE, git_ref as ref_path, graphql_url, next_page, query_value, repo as repo_path};
+use kandev_core::merger::ProtectionReviews;
 
 /// Epoch seconds as a time a person reads in a block reason.
 fn utc_text(epoch: u64) -> String {
@@ -627,6 +628,12 @@ impl GithubClient {
     /// Approving reviews classic protection requires of a branch; 0 when it
     /// requires none or cannot be read (403/404).
     pub async fn required_approvals(&self, owner: &str, repo: &str, branch: &str) -> GithubResult<u32> {
+        Ok(self.required_reviews(owner, repo, branch).await?.approvals)
+    }
+
+    /// What classic protection's review rule requires of a branch; nothing
+    /// when it has none or it cannot be read (403/404).
+    pub async fn required_reviews(&self, owner: &str, repo: &str, branch: &str) -> GithubResult<ProtectionReviews> {
         let path = format!(
             "{}/branches/{}/protection/required_pull_request_reviews",
             repo_path(owner, repo)?,
@@ -634,15 +641,19 @@ impl GithubClient {
         );
         let lock = || self.no_review_rule.lock().unwrap_or_else(|p| p.into_inner());
         if lock().get(&path).is_some_and(|at| at.elapsed() < NO_RULE_TTL) {
-            return Ok(0);
+            return Ok(ProtectionReviews::default());
         }
         match self.get::<RequiredReviews>(&path, true).await {
-            Ok(r) => Ok(r.required_approving_review_count),
+            Ok(r) => Ok(ProtectionReviews {
+                approvals: r.required_approving_review_count,
+                last_push_approval: r.require_last_push_approval,
+                code_owner_review: r.require_code_owner_reviews,
+            }),
             Err(GithubError::NotFound | GithubError::Forbidden(_)) => {
                 let mut seen = lock();
                 seen.retain(|_, at| at.elapsed() < NO_RULE_TTL);
                 seen.insert(path, std::time::Instant::now());
-                Ok(0)
+                Ok(ProtectionReviews::default())
             }
             Err(e) => Err(e),
         }

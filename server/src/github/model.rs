@@ -444,6 +444,8 @@ pub struct RuleParameters {
     /// A `required_deployments` rule's environments.
     #[serde(default, deserialize_with = "nullable")]
     pub required_deployment_environments: Vec<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub require_code_owner_review: bool,
 }
 
 impl Rule {
@@ -461,6 +463,7 @@ impl Rule {
             allowed_merge_methods: self.parameters.allowed_merge_methods.clone(),
             last_push_approval: self.parameters.require_last_push_approval,
             required_deployments: self.parameters.required_deployment_environments.clone(),
+            code_owner_review: self.parameters.require_code_owner_review,
         }
     }
 }
@@ -616,6 +619,10 @@ mod tests {
 pub struct RequiredReviews {
     #[serde(default, deserialize_with = "nullable")]
     pub required_approving_review_count: u32,
+    #[serde(default, deserialize_with = "nullable")]
+    pub require_last_push_approval: bool,
+    #[serde(default, deserialize_with = "nullable")]
+    pub require_code_owner_reviews: bool,
 }
 
 /// `GET /repos/{owner}/{repo}/deployments`: one deployment, newest first.

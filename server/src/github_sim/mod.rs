@@ -452,6 +452,18 @@ impl Simulator {
         Ok(())
     }
 
+    /// Classic protection's review rule beyond its count: approving the most
+    /// recent push, and a review from the code owners `owners` (CODEOWNERS
+    /// naming them for every file; none: not required).
+    pub fn protect_reviews(&self, owner: &str, name: &str, last_push: bool, owners: &[&str]) -> SimResult<()> {
+        let mut s = self.lock();
+        let repo = s.repo_mut(owner, name).ok_or_else(|| missing("repository"))?;
+        repo.protection_last_push_approval = last_push;
+        repo.protection_code_owner_review = !owners.is_empty();
+        repo.code_owners = owners.iter().map(|o| o.to_string()).collect();
+        Ok(())
+    }
+
     /// Adds a ruleset on the default branch; returns its id.
     pub fn add_ruleset(&self, owner: &str, name: &str, mut ruleset: SimRuleset) -> SimResult<i64> {
         let mut s = self.lock();
@@ -471,6 +483,8 @@ impl Simulator {
         repo.rulesets.clear();
         repo.required_checks = None;
         repo.required_approvals = 0;
+        repo.protection_last_push_approval = false;
+        repo.protection_code_owner_review = false;
         Ok(())
     }
 

@@ -193,12 +193,18 @@ async fn required_checks(State(sim): State<Simulator>, Path((o, r, branch)): Ref
 /// Classic protection's review rule: 404 when the branch requires none.
 async fn required_reviews(State(sim): State<Simulator>, Path((o, r, branch)): RefPath, h: HeaderMap) -> Response {
     api(&sim, &h, Op::repo("protection", &o, &r), |s| match s.repo(&o, &r) {
-        Some(repo) if repo.required_approvals > 0 => Answer::ok(json!({
-            "url": format!("{API}/repos/{o}/{r}/branches/{branch}/protection/required_pull_request_reviews"),
-            "dismiss_stale_reviews": false, "require_code_owner_reviews": false,
-            "require_last_push_approval": false,
-            "required_approving_review_count": repo.required_approvals,
-        })),
+        Some(repo)
+            if repo.required_approvals > 0
+                || repo.protection_last_push_approval
+                || repo.protection_code_owner_review =>
+        {
+            Answer::ok(json!({
+                "url": format!("{API}/repos/{o}/{r}/branches/{branch}/protection/required_pull_request_reviews"),
+                "dismiss_stale_reviews": false, "require_code_owner_reviews": repo.protection_code_owner_review,
+                "require_last_push_approval": repo.protection_last_push_approval,
+                "required_approving_review_count": repo.required_approvals,
+            }))
+        }
         Some(_) => message(StatusCode::NOT_FOUND, "Required pull request reviews not enabled."),
         None => not_found(),
     })
@@ -240,6 +246,7 @@ async fn branch_rules(
                 if rs.required_approvals > 0
                     || rs.thread_resolution
                     || rs.last_push_approval
+                    || rs.code_owner_review
                     || rs.allowed_merge_methods.is_some()
                 {
                     let methods = rs
@@ -250,7 +257,7 @@ async fn branch_rules(
                         "pull_request",
                         json!({"required_approving_review_count": rs.required_approvals,
                                "required_review_thread_resolution": rs.thread_resolution,
-                               "dismiss_stale_reviews_on_push": false, "require_code_owner_review": false,
+                               "dismiss_stale_reviews_on_push": false, "require_code_owner_review": rs.code_owner_review,
                                "require_last_push_approval": rs.last_push_approval,
                                "allowed_merge_methods": methods}),
                     ));

@@ -113,13 +113,23 @@ impl SimRepo {
     /// A rule requires approving the newest push, and no approval came
     /// since the head last moved.
     pub fn last_push_unapproved(&self, pr: &SimPr) -> bool {
-        self.applies(&pr.base_ref)
-            && self.rulesets.iter().any(|r| r.last_push_approval)
+        ((self.applies(&pr.base_ref) && self.rulesets.iter().any(|r| r.last_push_approval))
+            || self.protection_last_push_approval)
             && !pr
                 .reviews
                 .iter()
                 .skip(pr.reviews_at_last_push)
                 .any(|r| r.state == "APPROVED")
+    }
+
+    /// A rule requires a code owner's approval, and no code owner's latest
+    /// review approves.
+    pub fn code_owner_unapproved(&self, pr: &SimPr) -> bool {
+        ((self.applies(&pr.base_ref) && self.rulesets.iter().any(|r| r.code_owner_review))
+            || self.protection_code_owner_review)
+            && !latest_reviews(pr)
+                .iter()
+                .any(|(user, state)| *state == "APPROVED" && self.code_owners.iter().any(|o| o == user))
     }
 
     pub fn thread_resolution(&self, base: &str) -> bool {
@@ -159,6 +169,10 @@ impl SimRepo {
         }
         if self.last_push_unapproved(pr) {
             return Some("Approval of the most recent reviewable push is required.".into());
+        }
+        if self.code_owner_unapproved(pr) {
+            let owners: Vec<String> = self.code_owners.iter().map(|o| format!("@{o}")).collect();
+            return Some(format!("Waiting on code owner review from {}.", owners.join(", ")));
         }
         if self.thread_resolution(&pr.base_ref) && pr.threads.iter().any(|t| !t.resolved) {
             return Some("All comments must be resolved.".into());
@@ -307,13 +321,14 @@ impl SimRepo {
     /// GraphQL's `reviewDecision`: `null` when the branch requires no review.
     pub fn review_decision(&self, pr: &SimPr) -> Option<&'static str> {
         let need = self.required_approvals(&pr.base_ref);
-        let last_push = self.last_push_unapproved(pr);
-        if need == 0 && !last_push {
+        let wanting = self.last_push_unapproved(pr) || self.code_owner_unapproved(pr);
+        let rule = need > 0 || self.protection_code_owner_review || self.rulesets.iter().any(|r| r.code_owner_review);
+        if !rule && !wanting {
             return None;
         }
         match review_decision(pr) {
             Some("CHANGES_REQUESTED") => Some("CHANGES_REQUESTED"),
-            _ if approvals(pr) >= need && !last_push => Some("APPROVED"),
+            _ if approvals(pr) >= need && !wanting => Some("APPROVED"),
             _ => Some("REVIEW_REQUIRED"),
         }
     }

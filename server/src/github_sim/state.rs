@@ -171,6 +171,9 @@ pub struct SimRuleset {
     /// A `required_deployments` rule's environments.
     #[serde(default)]
     pub required_deployments: Vec<String>,
+    /// A `pull_request` rule's `require_code_owner_review`.
+    #[serde(default)]
+    pub code_owner_review: bool,
 }
 
 /// A repository's merge-button settings, as `PATCH /repos/{owner}/{repo}`
@@ -202,6 +205,15 @@ pub struct SimRepo {
     pub signed_commits: bool,
     /// Classic branch protection: required approving reviews.
     pub required_approvals: u32,
+    /// Classic protection's "Require approval of the most recent reviewable push".
+    #[serde(default)]
+    pub protection_last_push_approval: bool,
+    /// Classic protection's "Require review from Code Owners".
+    #[serde(default)]
+    pub protection_code_owner_review: bool,
+    /// Who CODEOWNERS names for every file (the sim's one pattern: `*`).
+    #[serde(default)]
+    pub code_owners: Vec<String>,
     pub rulesets: Vec<SimRuleset>,
     /// Merge methods the repository's settings forbid (`allow_squash_merge:
     /// false`, …); GitHub shows those settings to admins only.

@@ -116,9 +116,9 @@ impl Merger {
                 .map(|r| r.core())
                 .collect::<Vec<_>>(),
         )
-        .with_protection_approvals(
+        .with_protection_reviews(
             client
-                .required_approvals(&job.owner, &job.repo, &pr.base.branch)
+                .required_reviews(&job.owner, &job.repo, &pr.base.branch)
                 .await
                 .map_err(failed("reading-protection", &the_pr))?,
         );
@@ -132,6 +132,7 @@ impl Merger {
             required_approvals: rules.required_approvals,
             threads_must_resolve: rules.thread_resolution,
             last_push_approval: rules.last_push_approval,
+            code_owner_review: rules.code_owner_review,
             merge_queue: rules.merge_queue || queue_hint,
             ..Default::default()
         };

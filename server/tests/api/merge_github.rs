@@ -155,17 +155,36 @@ async fn an_approving_review_lets_a_blocked_pr_merge_with_one_merge_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_its_branch_update_under_last_push_approval_the_merger_waits_for_that_review() {
     let gh = simulator().await;
-    gh.auto_build(50);
     gh.ruleset(|r| {
         r.required_approvals = 1;
         r.last_push_approval = true;
         r.required_checks = vec!["build".into()];
         r.strict = true;
     });
+    waits_for_the_last_push_review(&gh).await;
+}
+
+/// The same rule in classic branch protection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_its_branch_update_under_classic_last_push_approval_the_merger_waits_for_that_review() {
+    let gh = simulator().await;
+    gh.sim.set_required_approvals("acme", "api", 1).unwrap();
+    gh.sim.protect_reviews("acme", "api", true, &[]).unwrap();
+    gh.sim
+        .protect_with_checks("acme", "api", Some(vec!["build".into()]))
+        .unwrap();
+    gh.sim.require_up_to_date("acme", "api", true).unwrap();
+    waits_for_the_last_push_review(&gh).await;
+}
+
+/// A reviewed PR behind its base, under a last-push rule and strict
+/// required checks, approved.
+async fn waits_for_the_last_push_review(gh: &Sim) {
+    gh.auto_build(50);
     let n = gh.green_pr("Reviewed, then behind");
     gh.sim.add_review("acme", "api", n, "octo", "APPROVED").unwrap();
     gh.behind(n, false);
-    let app = fast(&gh, Db::Sqlite).start().await;
+    let app = fast(gh, Db::Sqlite).start().await;
     let t = approve_with_pr(&app, n, "").await;
     eventually(
         "the merger to wait for a review of its update",
@@ -193,6 +212,35 @@ async fn after_its_branch_update_under_last_push_approval_the_merger_waits_for_t
     let pr = gh.sim.pr("acme", "api", n).unwrap();
     assert!(pr.merged);
     assert_eq!(pr.update_branch_count, 1);
+    app.stop().await;
+}
+
+/// Classic protection requiring a code owner's review: an approval from
+/// someone else is not enough, GitHub reports review required, and the
+/// merger waits naming the code owner's approval; it merges once that comes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_code_owner_review_classic_protection_requires_is_waited_for_and_named() {
+    let gh = simulator().await;
+    green_ci(&gh);
+    gh.sim.set_required_approvals("acme", "api", 1).unwrap();
+    gh.sim.protect_reviews("acme", "api", false, &["lead"]).unwrap();
+    let n = gh.green_pr("Owned files");
+    gh.sim.add_review("acme", "api", n, "octo", "APPROVED").unwrap();
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    eventually("the merger to name the code owner's review", Duration::from_secs(20), || async {
+        let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
+        let progress = &last_of(&events, "merge_progress")["payload"];
+        progress["said"]["args"]["pending"][0]["args"]["missing"][0]["id"] == "code-owner-review"
+            && progress["detail"].as_str().is_some_and(|d| {
+                d.contains("reviews: an approval from a code owner of the files it changes (the branch's rules require one)")
+            })
+    })
+    .await;
+    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
+    gh.sim.add_review("acme", "api", n, "lead", "APPROVED").unwrap();
+    wait_status(&app, &t, "done").await;
+    assert!(gh.sim.pr("acme", "api", n).unwrap().merged);
     app.stop().await;
 }
 

@@ -141,6 +141,7 @@ async fn every_simulator_answer_validates_against_githubs_openapi_description() 
     )
     .unwrap();
     s.set_required_approvals("acme", "api", 1).unwrap();
+    s.protect_reviews("acme", "api", true, &["lead"]).unwrap();
     s.add_ruleset(
         "acme",
         "api",
@@ -153,6 +154,7 @@ async fn every_simulator_answer_validates_against_githubs_openapi_description() 
             allowed_merge_methods: Some(vec!["squash".into(), "rebase".into()]),
             linear_history: true,
             required_deployments: vec!["staging".into()],
+            code_owner_review: true,
             ..Default::default()
         },
     )
