@@ -55,6 +55,7 @@ merger-approvals-missing = { $count } { $count ->
 merger-review-required = ein zustimmendes Review (GitHub verlangt ein Review)
 merger-last-push-review = eine Zustimmung zum neuesten Push, von jemand anderem als dessen Autor (die Regeln des Branches verlangen sie nach jedem Push, auch nach einem Branch-Update)
 merger-code-owner-review = eine Zustimmung eines Code-Owners der geänderten Dateien (die Regeln des Branches verlangen sie)
+merger-code-owner-review-from = eine Zustimmung eines Code-Owners der geänderten Dateien, angefragt bei { $owners } (die Regeln des Branches verlangen sie)
 merger-deployment = ein erfolgreiches Deployment nach { $environment } (die Regeln des Branches verlangen eines des Heads)
 merger-unresolved-threads = { $count } { $count ->
         [one] offene Review-Diskussion

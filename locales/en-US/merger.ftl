@@ -55,6 +55,7 @@ merger-approvals-missing = { $count } more { $count ->
 merger-review-required = an approving review (GitHub reports review required)
 merger-last-push-review = an approval of the latest push, by someone other than its pusher (the branch's rules require one after every push, a branch update included)
 merger-code-owner-review = an approval from a code owner of the files it changes (the branch's rules require one)
+merger-code-owner-review-from = an approval from a code owner of the files it changes, asked of { $owners } (the branch's rules require one)
 merger-deployment = a successful deployment to { $environment } (the branch's rules require one of the head)
 merger-unresolved-threads = { $count } { $count ->
         [one] unresolved review thread

@@ -33,6 +33,8 @@ pub struct Facts {
     pub undeployed: Vec<String>,
     /// The branch requires an approval from a code owner of the changed files.
     pub code_owner_review: bool,
+    /// The code owners GitHub still asks a review of (`@login`, `@org/team`).
+    pub code_owners_asked: Vec<String>,
 }
 
 /// Of the environments the branch requires, those whose newest deployment
@@ -68,7 +70,11 @@ pub fn missing_reviews(f: &Facts) -> Option<Vec<Said>> {
             missing.push(Said::new("last-push-review"));
         }
         if f.code_owner_review {
-            missing.push(Said::new("code-owner-review"));
+            missing.push(if f.code_owners_asked.is_empty() {
+                Said::new("code-owner-review")
+            } else {
+                Said::new("code-owner-review-from").with("owners", f.code_owners_asked.join(", "))
+            });
         }
         if !f.last_push_approval && !f.code_owner_review {
             missing.push(Said::new("review-required"));

@@ -142,6 +142,10 @@ impl Said {
             "code-owner-review" => {
                 "an approval from a code owner of the files it changes (the branch's rules require one)".into()
             }
+            "code-owner-review-from" => format!(
+                "an approval from a code owner of the files it changes, asked of {} (the branch's rules require one)",
+                a("owners")
+            ),
             "deployment" => format!(
                 "a successful deployment to {} (the branch's rules require one of the head)",
                 a("environment")
@@ -249,6 +253,7 @@ pub fn examples() -> Vec<Said> {
         Said::new("fell-behind-again").with("count", 5),
         Said::new("fell-behind-again").with("count", 1),
         Said::new("fork-locked"),
+        Said::new("code-owner-review-from").with("owners", "@lead, @acme/core"),
         Said::new("checks-timeout")
             .with("minutes", 10)
             .list("pending", vec![check.clone(), Said::new("mergeability")]),

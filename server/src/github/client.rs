@@ -100,6 +100,9 @@ const GATE_QUERY: &str = "query MergeGate($owner: String!, $name: String!, $numb
       merged
       reviewDecision
       reviewThreads(first: 100, after: $after) { totalCount nodes { isResolved } pageInfo { hasNextPage endCursor } }
+      reviewRequests(first: 100) {
+        nodes { asCodeOwner requestedReviewer { __typename ... on User { login } ... on Team { combinedSlug } } }
+      }
       mergeQueueEntry { id position state }
       timelineItems(last: 1, itemTypes: [REMOVED_FROM_MERGE_QUEUE_EVENT]) {
         nodes { ... on RemovedFromMergeQueueEvent { reason } }

@@ -513,6 +513,53 @@ pub struct GatePull {
     pub merge_queue_entry: Option<QueueEntry>,
     #[serde(rename = "timelineItems", default, deserialize_with = "nullable")]
     pub timeline_items: Timeline,
+    #[serde(rename = "reviewRequests", default, deserialize_with = "nullable")]
+    pub review_requests: ReviewRequests,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ReviewRequests {
+    #[serde(default, deserialize_with = "nullable")]
+    pub nodes: Vec<ReviewRequest>,
+}
+
+/// A review asked of someone; `asCodeOwner` when CODEOWNERS asked it.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ReviewRequest {
+    #[serde(rename = "asCodeOwner", default, deserialize_with = "nullable")]
+    pub as_code_owner: bool,
+    #[serde(rename = "requestedReviewer", default, deserialize_with = "nullable")]
+    pub requested_reviewer: Reviewer,
+}
+
+/// A user (`login`) or a team (`combinedSlug`, `org/team`).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Reviewer {
+    #[serde(default, deserialize_with = "nullable")]
+    pub login: String,
+    #[serde(rename = "combinedSlug", default, deserialize_with = "nullable")]
+    pub combined_slug: String,
+}
+
+impl GatePull {
+    /// The code owners a review is still asked of, as `@login` or `@org/team`.
+    pub fn code_owners_asked(&self) -> Vec<String> {
+        self.review_requests
+            .nodes
+            .iter()
+            .filter(|r| r.as_code_owner)
+            .map(|r| &r.requested_reviewer)
+            .map(|who| {
+                if who.login.is_empty() {
+                    &who.combined_slug
+                } else {
+                    &who.login
+                }
+            })
+            .filter(|name| !name.is_empty())
+            .map(|name| format!("@{name}"))
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -579,6 +626,17 @@ pub struct QueuePayload {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_code_owners_asked_are_users_and_teams_that_codeowners_asked() {
+        let body = r#"{"reviewRequests": {"nodes": [
+            {"asCodeOwner": true, "requestedReviewer": {"__typename": "User", "login": "lead"}},
+            {"asCodeOwner": true, "requestedReviewer": {"__typename": "Team", "combinedSlug": "acme/core"}},
+            {"asCodeOwner": false, "requestedReviewer": {"__typename": "User", "login": "friend"}},
+            {"asCodeOwner": true, "requestedReviewer": null}]}}"#;
+        let gate: GatePull = serde_json::from_str(body).expect("decodes");
+        assert_eq!(gate.code_owners_asked(), ["@lead", "@acme/core"]);
+    }
 
     #[test]
     fn a_review_by_a_deleted_account_decodes_with_the_rest_of_the_list() {

@@ -152,10 +152,12 @@ pub fn pull(repo: &SimRepo, pr: &SimPr) -> Value {
         .iter()
         .map(|r| json!({"__typename": "PullRequestReview", "author": author(&r.user), "state": r.state}))
         .collect();
-    let requests: Vec<Value> = pr
-        .requested_reviewers
-        .iter()
-        .map(|l| json!({"__typename": "ReviewRequest", "requestedReviewer": author(l)}))
+    let requests: Vec<Value> = repo
+        .review_requests(pr)
+        .into_iter()
+        .map(|(l, as_owner)| {
+            json!({"__typename": "ReviewRequest", "requestedReviewer": author(&l), "asCodeOwner": as_owner})
+        })
         .collect();
     let threads: Vec<Value> = pr
         .threads

@@ -132,6 +132,28 @@ impl SimRepo {
                 .any(|(user, state)| *state == "APPROVED" && self.code_owners.iter().any(|o| o == user))
     }
 
+    /// The reviews asked of someone, and whether CODEOWNERS asked it: those
+    /// requested by hand, then, under a code-owner rule, each owner who has
+    /// not reviewed yet (GitHub drops a request once it is answered).
+    pub fn review_requests(&self, pr: &SimPr) -> Vec<(String, bool)> {
+        let owners_rule = (self.applies(&pr.base_ref) && self.rulesets.iter().any(|r| r.code_owner_review))
+            || self.protection_code_owner_review;
+        let mut out: Vec<(String, bool)> = pr
+            .requested_reviewers
+            .iter()
+            .map(|l| (l.clone(), owners_rule && self.code_owners.contains(l)))
+            .collect();
+        if owners_rule {
+            for owner in &self.code_owners {
+                let reviewed = pr.reviews.iter().any(|r| &r.user == owner);
+                if !reviewed && owner != &pr.author && !out.iter().any(|(l, _)| l == owner) {
+                    out.push((owner.clone(), true));
+                }
+            }
+        }
+        out
+    }
+
     pub fn thread_resolution(&self, base: &str) -> bool {
         self.applies(base) && self.rulesets.iter().any(|r| r.thread_resolution)
     }

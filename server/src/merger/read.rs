@@ -240,6 +240,7 @@ impl Merger {
                 facts.unresolved_threads = unresolved_threads(gate.review_threads.nodes.iter().map(|t| t.is_resolved));
                 facts.queue_position = gate.merge_queue_entry.as_ref().map(|e| e.position.max(1));
                 facts.dequeued_reason = gate.timeline_items.nodes.iter().rev().find_map(|n| n.reason.clone());
+                facts.code_owners_asked = gate.code_owners_asked();
             }
             Err(e) if job.memory.queued || facts.merge_queue => return Err(failed("reading-queue", the_pr)(e)),
             Err(e) => tracing::info!(task_id = %job.task_id, error = %e, "could not read reviews over GraphQL"),

@@ -217,7 +217,8 @@ async fn waits_for_the_last_push_review(gh: &Sim) {
 
 /// Classic protection requiring a code owner's review: an approval from
 /// someone else is not enough, GitHub reports review required, and the
-/// merger waits naming the code owner's approval; it merges once that comes.
+/// merger waits naming the code owner's approval and whom GitHub asked for
+/// it; it merges once that comes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_code_owner_review_classic_protection_requires_is_waited_for_and_named() {
     let gh = simulator().await;
@@ -228,14 +229,21 @@ async fn a_code_owner_review_classic_protection_requires_is_waited_for_and_named
     gh.sim.add_review("acme", "api", n, "octo", "APPROVED").unwrap();
     let app = fast(&gh, Db::Sqlite).start().await;
     let t = approve_with_pr(&app, n, "").await;
-    eventually("the merger to name the code owner's review", Duration::from_secs(20), || async {
-        let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
-        let progress = &last_of(&events, "merge_progress")["payload"];
-        progress["said"]["args"]["pending"][0]["args"]["missing"][0]["id"] == "code-owner-review"
-            && progress["detail"].as_str().is_some_and(|d| {
-                d.contains("reviews: an approval from a code owner of the files it changes (the branch's rules require one)")
-            })
-    })
+    eventually(
+        "the merger to name the code owner's review",
+        Duration::from_secs(20),
+        || async {
+            let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
+            let progress = &last_of(&events, "merge_progress")["payload"];
+            progress["said"]["args"]["pending"][0]["args"]["missing"][0]["id"] == "code-owner-review-from"
+                && progress["detail"].as_str().is_some_and(|d| {
+                    d.contains(
+                        "reviews: an approval from a code owner of the files it changes, asked of @lead \
+                     (the branch's rules require one)",
+                    )
+                })
+        },
+    )
     .await;
     assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
     gh.sim.add_review("acme", "api", n, "lead", "APPROVED").unwrap();
