@@ -122,11 +122,15 @@ impl SimRepo {
                 .any(|r| r.state == "APPROVED")
     }
 
+    /// A ruleset on `base` or classic protection requires a code owner's approval.
+    fn code_owner_rule(&self, base: &str) -> bool {
+        (self.applies(base) && self.rulesets.iter().any(|r| r.code_owner_review)) || self.protection_code_owner_review
+    }
+
     /// A rule requires a code owner's approval, and no code owner's latest
     /// review approves.
     pub fn code_owner_unapproved(&self, pr: &SimPr) -> bool {
-        ((self.applies(&pr.base_ref) && self.rulesets.iter().any(|r| r.code_owner_review))
-            || self.protection_code_owner_review)
+        self.code_owner_rule(&pr.base_ref)
             && !latest_reviews(pr)
                 .iter()
                 .any(|(user, state)| *state == "APPROVED" && self.code_owners.iter().any(|o| o == user))
@@ -136,8 +140,7 @@ impl SimRepo {
     /// requested by hand, then, under a code-owner rule, each owner who has
     /// not reviewed yet (GitHub drops a request once it is answered).
     pub fn review_requests(&self, pr: &SimPr) -> Vec<(String, bool)> {
-        let owners_rule = (self.applies(&pr.base_ref) && self.rulesets.iter().any(|r| r.code_owner_review))
-            || self.protection_code_owner_review;
+        let owners_rule = self.code_owner_rule(&pr.base_ref);
         let mut out: Vec<(String, bool)> = pr
             .requested_reviewers
             .iter()
@@ -344,7 +347,7 @@ impl SimRepo {
     pub fn review_decision(&self, pr: &SimPr) -> Option<&'static str> {
         let need = self.required_approvals(&pr.base_ref);
         let wanting = self.last_push_unapproved(pr) || self.code_owner_unapproved(pr);
-        let rule = need > 0 || self.protection_code_owner_review || self.rulesets.iter().any(|r| r.code_owner_review);
+        let rule = need > 0 || self.code_owner_rule(&pr.base_ref);
         if !rule && !wanting {
             return None;
         }
