@@ -31,6 +31,7 @@ use tokio_util::task::TaskTracker;
 use super::profiles;
 use super::transcript::TranscriptWriter;
 use super::workdir;
+use crate::access::credentials::hash_secret;
 use crate::board::TaskListener;
 use crate::clock::Clock;
 use crate::error::{ServiceError, ServiceResult};
@@ -205,11 +206,13 @@ impl AcpRuntime {
         cancel: CancellationToken,
     ) -> TurnOutcome {
         let sid = session.session.id.clone();
-        if let Err(e) = self
-            .store
-            .set_session_state(&sid, session_state::RUNNING, "", None)
-            .await
-        {
+        // Each turn its own token, stored only as its SHA-256: the database
+        // (readable by any agent under the server's OS user) opens no tools.
+        let token = match new_token() {
+            Ok(t) => t,
+            Err(e) => return TurnOutcome::Failed(e),
+        };
+        if let Err(e) = self.store.begin_turn(&sid, &hash_secret(&token)).await {
             return TurnOutcome::Failed(format!("could not start the session: {e}"));
         }
         self.live.notify(&task.workspace_id, LIVE_SESSION_UPDATED, &sid);
@@ -233,7 +236,7 @@ impl AcpRuntime {
         let Some(base) = self.base_url.get() else {
             return TurnOutcome::Failed("the MCP endpoint is not available yet".into());
         };
-        let mcp_url = format!("{base}/mcp/{}", session.token);
+        let mcp_url = format!("{base}/mcp/{token}");
         let cwd = PathBuf::from(&session.worktree_path);
         let mut child = match Command::new(&profile.command)
             .args(&profile.args)
@@ -372,16 +375,9 @@ impl AgentRuntime for Arc<AcpRuntime> {
     async fn start_run(&self, req: RunStart) -> Result<String, String> {
         let profile = self.profile(&req.agent_profile_id).await.map_err(|e| e.to_string())?;
         let cwd = workdir::prepare(&self.settings.data_dir, &req.task.id, req.repository.as_ref()).await?;
-        let token = new_token()?;
         let session = self
             .store
-            .create_session(
-                &req.task.id,
-                &profile.id,
-                &token,
-                &cwd.display().to_string(),
-                self.clock.now(),
-            )
+            .create_session(&req.task.id, &profile.id, &cwd.display().to_string(), self.clock.now())
             .await
             .map_err(|e| e.to_string())?;
         let id = session.session.id.clone();

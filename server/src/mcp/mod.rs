@@ -24,6 +24,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tower::ServiceExt;
 
 use crate::access::Caller;
+use crate::access::credentials::hash_secret;
 use crate::board::BoardService;
 use crate::error::ServiceError;
 use crate::http::ApiRoutes;
@@ -99,7 +100,7 @@ impl McpEndpoints {
     }
 
     async fn serve_session(&self, token: String, mut req: Request) -> Response {
-        let session = match self.store.session_by_token(&token).await {
+        let session = match self.store.session_by_token_hash(&hash_secret(&token)).await {
             Ok(Some(s)) => s,
             Ok(None) => return HttpError(ServiceError::NotFound("unknown MCP session".into())).into_response(),
             Err(e) => return HttpError(e.into()).into_response(),

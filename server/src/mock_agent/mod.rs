@@ -211,6 +211,10 @@ async fn run_turn(cx: &ConnectionTo<Client>, session: &SessionId, state: &Sessio
                 let _ = cx.send_notification(text_update(session, false, &format!("pid={}", std::process::id())));
             }
             Directive::Crash => std::process::exit(70),
+            Directive::McpUrl => {
+                let url = state.mcp.get("kandev").cloned().unwrap_or_default();
+                let _ = cx.send_notification(text_update(session, false, &format!("mcp={url}")));
+            }
             Directive::Permission(title) => {
                 let fields = ToolCallUpdateFields::new().title(title);
                 let options = vec![PermissionOption::new("allow", "Allow", PermissionOptionKind::AllowOnce)];

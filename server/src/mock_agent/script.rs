@@ -17,6 +17,9 @@ pub enum Directive {
     Recall,
     /// Exits abruptly mid-turn, as a crashing agent would.
     Crash,
+    /// Says the URL of its `kandev` MCP server, as an agent holding its token
+    /// could (tests of what a token opens once its turn is over).
+    McpUrl,
     /// A real MCP call. `args` is the parsed JSON object, or the error text.
     Mcp {
         server: String,
@@ -182,6 +185,7 @@ pub fn parse_line(line: &str) -> Option<Directive> {
         "pid" => Some(Directive::Pid),
         "recall" => Some(Directive::Recall),
         "crash" => Some(Directive::Crash),
+        "mcp_url" => Some(Directive::McpUrl),
         _ => None,
     }
 }
@@ -255,6 +259,7 @@ mod tests {
         );
         assert_eq!(parse_line("e2e:crash()"), Some(Directive::Crash));
         assert_eq!(parse_line("e2e:pid()"), Some(Directive::Pid));
+        assert_eq!(parse_line("e2e:mcp_url()"), Some(Directive::McpUrl));
         assert_eq!(route("/e2e:overloaded"), Route::Scenario("overloaded".into()));
         assert_eq!(route("Just say hi."), Route::Plain);
         assert!(matches!(

@@ -22,7 +22,6 @@ pub mod session_state {
 #[derive(Debug, Clone)]
 pub struct SessionRecord {
     pub session: Session,
-    pub token: String,
     pub profile_id: String,
     pub worktree_path: String,
     /// The agent's ACP session id from the last turn ("" until one is recorded).
@@ -54,7 +53,6 @@ fn session(row: &AnyRow) -> StoreResult<SessionRecord> {
             started_at: row.time("started_at")?,
             ended_at: row.opt_time("ended_at")?,
         },
-        token: row.text("token")?,
         profile_id: row.text("profile_id")?,
         worktree_path: row.text("worktree_path")?,
         acp_session_id: row.text("acp_session_id")?,
@@ -62,7 +60,7 @@ fn session(row: &AnyRow) -> StoreResult<SessionRecord> {
 }
 
 const SESSION_COLUMNS: &str =
-    "id, task_id, profile_id, token, state, stop_reason, worktree_path, acp_session_id, started_at, ended_at";
+    "id, task_id, profile_id, state, stop_reason, worktree_path, acp_session_id, started_at, ended_at";
 
 impl Store {
     pub async fn create_agent_profile(&self, p: &AgentProfile, now: DateTime<Utc>) -> StoreResult<AgentProfile> {
@@ -123,19 +121,20 @@ impl Store {
         &self,
         task_id: &str,
         profile_id: &str,
-        token: &str,
         worktree: &str,
         now: DateTime<Utc>,
     ) -> StoreResult<SessionRecord> {
         let id = new_id();
         sqlx::query(
-            "INSERT INTO agent_sessions (id, task_id, profile_id, token, state, stop_reason, is_primary, worktree_path, started_at, ended_at) \
+            // No token until its first turn mints one; the placeholder is unique
+            // and never a hex digest, so no token finds it.
+            "INSERT INTO agent_sessions (id, task_id, profile_id, token_hash, state, stop_reason, is_primary, worktree_path, started_at, ended_at) \
              VALUES ($1, $2, $3, $4, $5, '', $6, $7, $8, NULL)",
         )
         .bind(&id)
         .bind(task_id)
         .bind(profile_id)
-        .bind(token)
+        .bind(format!("unset:{id}"))
         .bind(session_state::STARTING)
         .bind(flag(true))
         .bind(worktree)
@@ -156,11 +155,12 @@ impl Store {
         session(&row)
     }
 
-    pub async fn session_by_token(&self, token: &str) -> StoreResult<Option<SessionRecord>> {
+    /// The session whose current turn holds this token (by its SHA-256).
+    pub async fn session_by_token_hash(&self, token_hash: &str) -> StoreResult<Option<SessionRecord>> {
         let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {SESSION_COLUMNS} FROM agent_sessions WHERE token = $1"
+            "SELECT {SESSION_COLUMNS} FROM agent_sessions WHERE token_hash = $1"
         )))
-        .bind(token)
+        .bind(token_hash)
         .fetch_optional(&mut *self.read().await?)
         .await?;
         row.as_ref().map(session).transpose()
@@ -204,6 +204,18 @@ impl Store {
         .bind(opt_time_to_text(ended_at))
         .execute(&mut *self.writer().await?)
         .await?;
+        Ok(())
+    }
+
+    /// Starts a turn: the session runs, and only the turn's new token (kept
+    /// as its SHA-256) opens its tools; the last turn's opens nothing.
+    pub async fn begin_turn(&self, id: &str, token_hash: &str) -> StoreResult<()> {
+        sqlx::query("UPDATE agent_sessions SET state = $2, stop_reason = '', token_hash = $3 WHERE id = $1")
+            .bind(id)
+            .bind(session_state::RUNNING)
+            .bind(token_hash)
+            .execute(&mut *self.writer().await?)
+            .await?;
         Ok(())
     }
 

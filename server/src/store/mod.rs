@@ -153,6 +153,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "merger_approved_head",
         include_str!("../../migrations/0013_merger_approved_head.sql"),
     ),
+    (
+        14,
+        "session_token_hash",
+        include_str!("../../migrations/0014_session_token_hash.sql"),
+    ),
 ];
 
 /// Migrations written once per dialect (triggers have no portable form):

@@ -97,7 +97,7 @@ async fn fixture(app: &TestApp, cast: &Cast, n: usize) -> Fixture {
         .expect("run");
     let session = s
         .store
-        .create_session(&task, "mock", &format!("fixture-token-{n}"), "", now)
+        .create_session(&task, "mock", "", now)
         .await
         .expect("session")
         .session

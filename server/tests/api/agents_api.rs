@@ -113,12 +113,9 @@ async fn running_session(app: &TestApp, ws: &str, metadata: serde_json::Value) -
         .await
         .unwrap();
     let token = format!("{:0>64}", uuid::Uuid::new_v4().simple());
-    let s = store
-        .create_session(&task.id, "mock", &token, "/tmp", now)
-        .await
-        .unwrap();
+    let s = store.create_session(&task.id, "mock", "/tmp", now).await.unwrap();
     store
-        .set_session_state(&s.session.id, "RUNNING", "", None)
+        .begin_turn(&s.session.id, &kandev_server::access::credentials::hash_secret(&token))
         .await
         .unwrap();
     format!("{}/mcp/{token}", app.base)
@@ -266,29 +263,19 @@ async fn session_token_is_refused_once_the_turn_has_ended_and_unknown_tokens_are
     let ws = app.workspace_with_repo("W").await;
     let target = app.task(&ws, "target").await;
     let a = app
-        .merged_automation(&ws, json!({"all_repos": true}), "e2e:message(\"done\")", 1)
+        .merged_automation(&ws, json!({"all_repos": true}), "e2e:mcp_url()", 1)
         .await;
     app.publish_pr(&merged_pr(&target, "acme", "api", 7), Form::Typed).await;
     let run = app.wait_for_run_status(&a, "succeeded").await;
-    let sid = app.get(&format!("/api/v1/tasks/{}/sessions", run.task_id)).await.body[0]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let token = app.services().store.get_session(&sid).await.unwrap().token;
-    let r = mcp_call(
-        &format!("{}/mcp/{token}", app.base),
-        "archive_task_kandev",
-        json!({"task_id": target}),
-    )
-    .await;
-    assert!(r.is_err(), "{r:?}");
-    let r = app
-        .client
-        .post(format!("{}/mcp/{token}", app.base))
-        .json(&json!({}))
-        .send()
+    // The URL the agent was given, with its turn's token.
+    let url = transcript(&app, &run.task_id)
         .await
-        .unwrap();
+        .iter()
+        .find_map(|m| m["content"].as_str()?.strip_prefix("mcp=").map(str::to_string))
+        .expect("the agent said its MCP URL");
+    let r = mcp_call(&url, "archive_task_kandev", json!({"task_id": target})).await;
+    assert!(r.is_err(), "{r:?}");
+    let r = app.client.post(&url).json(&json!({})).send().await.unwrap();
     assert_eq!(r.status(), reqwest::StatusCode::UNAUTHORIZED);
     let r = app
         .client

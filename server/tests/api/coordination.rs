@@ -120,13 +120,17 @@ async fn a_run_lost_a_second_time_is_finished_as_failed_with_the_reason() {
         .await;
     // A session the dead replica left "running".
     let (run_task, _) = orphaned_merged_run(&app, &ws, &a, &target, 1).await;
-    app.services()
+    let dead = app
+        .services()
         .store
-        .create_session(&run_task, "mock", "dead-session-token", "", Utc::now())
+        .create_session(&run_task, "mock", "", Utc::now())
         .await
         .unwrap();
-    app.exec("UPDATE agent_sessions SET state = 'RUNNING' WHERE token = 'dead-session-token'")
-        .await;
+    app.exec(&format!(
+        "UPDATE agent_sessions SET state = 'RUNNING' WHERE id = '{}'",
+        dead.session.id
+    ))
+    .await;
     let run = app.wait_for_run_status(&a, "failed").await;
     let shown = app.get(&format!("/api/v1/automations/{a}/runs")).await.body;
     assert_eq!(

@@ -46,6 +46,7 @@ mod repository_choice;
 mod retention;
 mod review_links;
 mod run_starts;
+mod session_tokens;
 mod sim_openapi;
 mod store_pools;
 mod system_api;

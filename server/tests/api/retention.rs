@@ -46,10 +46,7 @@ async fn retention_reads_only_the_newest_ten_finished_runs_and_those_holding_a_w
         } else {
             String::new()
         };
-        let session = store
-            .create_session(&task, "", &format!("token-{n}-{a}"), &worktree, at)
-            .await
-            .expect("session");
+        let session = store.create_session(&task, "", &worktree, at).await.expect("session");
         if n != 40 {
             store
                 .set_session_state(&session.session.id, session_state::COMPLETED, "end_turn", Some(at))
