@@ -238,6 +238,10 @@ fn access_settings(settings: &Settings) -> Result<AccessSettings, StartError> {
 
 impl Application {
     pub async fn build(settings: Settings, options: BuildOptions) -> Result<Application, StartError> {
+        // Before any agent can start: agents run as our OS user.
+        if let Err(e) = crate::agent::confine::keep_server_memory_private() {
+            tracing::warn!(error = %e, "could not keep the server's memory from its agents");
+        }
         let listen = settings.listen.clone();
         let services = construct(settings, options).await?;
         // Bind first: agents started during start-up need the MCP address.

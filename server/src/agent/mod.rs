@@ -1,5 +1,6 @@
 //! Agents: profiles, and the ACP runtime that runs run tasks' sessions.
 
+pub mod confine;
 pub mod profiles;
 mod runtime;
 mod transcript;

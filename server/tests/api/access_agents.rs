@@ -365,3 +365,16 @@ async fn every_task_event_records_who_caused_it() {
     }
     app.stop().await;
 }
+
+/// Agents run as the server's OS user: a started server is not dumpable, so
+/// they cannot read its environment or memory through `/proc` (the effect
+/// itself is `agent::confine`'s unit test).
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_started_server_keeps_its_memory_from_processes_of_its_user() {
+    use rustix::process::{DumpableBehavior, dumpable_behavior, set_dumpable_behavior};
+    set_dumpable_behavior(DumpableBehavior::Dumpable).expect("a dumpable test process");
+    let app = spawn_app(Db::Sqlite).await;
+    assert_eq!(dumpable_behavior().expect("prctl"), DumpableBehavior::NotDumpable);
+    app.stop().await;
+}

@@ -1,0 +1,60 @@
+//! What an agent, running as the server's OS user, cannot reach of the
+//! server itself. Its environment is cleared when it starts (`runtime`); this
+//! keeps it out of the server's memory too.
+
+/// Marks the server process not dumpable. Processes of the same user can
+/// otherwise read `/proc/<server>/environ` (the admin and GitHub tokens, the
+/// database URL) and its memory; a non-dumpable process's `/proc` files
+/// belong to root, as `ssh-agent` does for its keys. It also means no core
+/// dumps. Children are unaffected: `exec` makes them dumpable again.
+#[cfg(target_os = "linux")]
+pub fn keep_server_memory_private() -> std::io::Result<()> {
+    use rustix::process::{DumpableBehavior, set_dumpable_behavior};
+    set_dumpable_behavior(DumpableBehavior::NotDumpable).map_err(std::io::Error::from)
+}
+
+/// Elsewhere there is no `/proc` to read another process's environment from.
+#[cfg(not(target_os = "linux"))]
+pub fn keep_server_memory_private() -> std::io::Result<()> {
+    Ok(())
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use std::process::Command;
+
+    use rustix::process::{DumpableBehavior, Gid, Uid, set_dumpable_behavior};
+    use rustix::thread::{gettid, set_thread_groups, set_thread_res_gid, set_thread_res_uid};
+
+    /// Reads this thread's environment through `/proc` from a child process,
+    /// which runs under the thread's user as an agent runs under the server's.
+    fn a_child_reads_our_environment() -> bool {
+        let path = format!(
+            "/proc/{}/task/{}/environ",
+            std::process::id(),
+            gettid().as_raw_nonzero()
+        );
+        Command::new("cat")
+            .arg(path)
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    }
+
+    #[test]
+    fn a_process_of_the_server_s_user_cannot_read_its_environment() {
+        // As root every read is allowed: this thread, and the children it
+        // starts, become `nobody` (a test process of its own under nextest).
+        if rustix::process::getuid().is_root() {
+            let nobody = (Uid::from_raw(65534), Gid::from_raw(65534));
+            set_thread_groups(&[]).expect("drop groups");
+            set_thread_res_gid(nobody.1, nobody.1, nobody.1).expect("become nogroup");
+            set_thread_res_uid(nobody.0, nobody.0, nobody.0).expect("become nobody");
+            // Changing users made the process non-dumpable: undo it for the baseline.
+            set_dumpable_behavior(DumpableBehavior::Dumpable).expect("dumpable again");
+        }
+        assert!(a_child_reads_our_environment(), "the baseline: a same-user read works");
+        super::keep_server_memory_private().expect("prctl");
+        assert!(!a_child_reads_our_environment(), "the server's environment is readable");
+    }
+}
