@@ -1,6 +1,19 @@
 //! What an agent, running as the server's OS user, cannot reach of the
-//! server itself. Its environment is cleared when it starts (`runtime`); this
-//! keeps it out of the server's memory too.
+//! server itself: its environment (cleared for every process started for an
+//! agent or in its working tree) and its memory.
+
+/// What a process the server starts for an agent, or in a directory an agent
+/// can write, inherits: `PATH`, `HOME`, `LANG` and `TERM`, never
+/// `GITHUB_TOKEN`, `KANDEV_*` settings or database URLs.
+pub const INHERITED_ENV: [&str; 4] = ["PATH", "HOME", "LANG", "TERM"];
+
+/// The inherited variables this server has.
+pub fn inherited_env() -> Vec<(&'static str, std::ffi::OsString)> {
+    INHERITED_ENV
+        .iter()
+        .filter_map(|k| std::env::var_os(k).map(|v| (*k, v)))
+        .collect()
+}
 
 /// Marks the server process not dumpable. Processes of the same user can
 /// otherwise read `/proc/<server>/environ` (the admin and GitHub tokens, the

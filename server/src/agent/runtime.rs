@@ -28,6 +28,7 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::confine::inherited_env;
 use super::profiles;
 use super::transcript::TranscriptWriter;
 use super::workdir;
@@ -411,15 +412,4 @@ impl TaskListener for AcpRuntime {
             }
         }
     }
-}
-
-/// What an agent process inherits from the server: `PATH`, `HOME`, `LANG` and
-/// `TERM`, never `GITHUB_TOKEN`, `KANDEV_*` settings or database URLs.
-pub const INHERITED_ENV: [&str; 4] = ["PATH", "HOME", "LANG", "TERM"];
-
-fn inherited_env() -> Vec<(&'static str, std::ffi::OsString)> {
-    INHERITED_ENV
-        .iter()
-        .filter_map(|k| std::env::var_os(k).map(|v| (*k, v)))
-        .collect()
 }

@@ -2,9 +2,16 @@
 //! repository when it has a local checkout, otherwise a scratch directory.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use kandev_core::api::Repository;
 use tokio::process::Command;
+
+use super::confine::inherited_env;
+
+/// Longest a git command of ours may take: a checkout's filters are the
+/// repository's to configure, and one that hangs must not hang every run.
+const GIT_LIMIT: Duration = Duration::from_secs(120);
 
 /// Where a task's session works.
 pub fn path_for(data_dir: &Path, task_id: &str) -> PathBuf {
@@ -12,12 +19,25 @@ pub fn path_for(data_dir: &Path, task_id: &str) -> PathBuf {
 }
 
 async fn git(args: &[&str], cwd: &Path) -> Result<(), String> {
-    let out = Command::new("git")
+    git_within(args, cwd, GIT_LIMIT).await
+}
+
+/// Runs git in a checkout an earlier run's agent could write to (its hooks
+/// and config are shared with every worktree): with none of the server's
+/// environment, and without the hooks and fsmonitor such an agent could plant.
+async fn git_within(args: &[&str], cwd: &Path, limit: Duration) -> Result<(), String> {
+    let run = Command::new("git")
+        .args(["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"])
         .args(args)
         .current_dir(cwd)
-        .output()
-        .await
-        .map_err(|e| format!("git: {e}"))?;
+        .env_clear()
+        .envs(inherited_env())
+        .kill_on_drop(true)
+        .output();
+    let out = match tokio::time::timeout(limit, run).await {
+        Ok(out) => out.map_err(|e| format!("git: {e}"))?,
+        Err(_) => return Err(format!("git {} took longer than {limit:?}", args.join(" "))),
+    };
     if out.status.success() {
         Ok(())
     } else {
@@ -80,5 +100,91 @@ pub async fn remove(data_dir: &Path, task_id: &str, repo_local_path: Option<&str
         Err(format!("{} is still there", dir.display()))
     } else {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    use kandev_core::api::Repository;
+
+    use super::{git_within, prepare};
+
+    fn sh(dir: &Path, script: &str) {
+        let ok = Command::new("sh").arg("-c").arg(script).current_dir(dir).status();
+        assert!(ok.is_ok_and(|s| s.success()), "{script}");
+    }
+
+    /// A checkout as an earlier run's agent could leave it: a post-checkout
+    /// hook, an fsmonitor command, and a smudge filter, each recording that
+    /// it ran (the filter, with what environment).
+    fn planted_checkout(root: &Path) -> std::path::PathBuf {
+        let repo = root.join("repo");
+        std::fs::create_dir_all(&repo).expect("repo dir");
+        let spy = root.display();
+        sh(
+            &repo,
+            &format!(
+                "git init -q -b main . && echo '* filter=spy' > .gitattributes && echo hi > a.txt \
+                 && git add . && git -c user.name=t -c user.email=t@example.com commit -qm one \
+                 && printf '#!/bin/sh\\ntouch {spy}/hook-ran\\n' > .git/hooks/post-checkout \
+                 && chmod +x .git/hooks/post-checkout \
+                 && printf '#!/bin/sh\\ntouch {spy}/fsmonitor-ran\\n' > {spy}/fsmonitor && chmod +x {spy}/fsmonitor \
+                 && git config core.fsmonitor {spy}/fsmonitor \
+                 && git config filter.spy.smudge 'env > {spy}/filter-env; cat'"
+            ),
+        );
+        repo
+    }
+
+    fn repository(local: &Path) -> Repository {
+        Repository {
+            id: "r".into(),
+            workspace_id: "w".into(),
+            provider: "github".into(),
+            owner: "acme".into(),
+            name: "api".into(),
+            default_branch: "main".into(),
+            local_path: local.display().to_string(),
+            ci_wait_timeout_minutes: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_worktree_is_made_without_planted_hooks_and_without_the_server_s_environment() {
+        // Set by cargo for the test process, as the server has its own settings.
+        assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some(), "the premise");
+        let root = tempfile::tempdir().expect("temp dir");
+        let repo = planted_checkout(root.path());
+        let dir = prepare(&root.path().join("data"), "t1", Some(&repository(&repo)))
+            .await
+            .expect("a worktree");
+        assert_eq!(std::fs::read_to_string(dir.join("a.txt")).expect("checked out"), "hi\n");
+        assert!(!root.path().join("hook-ran").exists(), "a planted hook ran");
+        assert!(!root.path().join("fsmonitor-ran").exists(), "a planted fsmonitor ran");
+        // The repository's own filter still runs (git-lfs is one), with nothing of ours.
+        let seen = std::fs::read_to_string(root.path().join("filter-env")).expect("the filter ran");
+        assert!(!seen.contains("CARGO_MANIFEST_DIR="), "{seen}");
+        assert!(seen.contains("PATH="), "{seen}");
+    }
+
+    #[tokio::test]
+    async fn a_git_command_that_hangs_is_ended_at_its_limit() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let repo = planted_checkout(root.path());
+        sh(&repo, "git config filter.spy.smudge 'sleep 60'");
+        let target = root.path().join("wt").display().to_string();
+        let started = Instant::now();
+        let r = git_within(
+            &["worktree", "add", "--detach", "--", &target, "main"],
+            &repo,
+            Duration::from_millis(500),
+        )
+        .await;
+        assert!(r.is_err_and(|e| e.contains("took longer than")));
+        assert!(started.elapsed() < Duration::from_secs(30));
     }
 }
