@@ -10,6 +10,7 @@ pub mod api;
 pub mod board;
 pub mod bounds;
 pub mod checks;
+pub mod confine;
 pub mod cron;
 pub mod duration;
 pub mod editor;

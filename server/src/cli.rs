@@ -22,6 +22,20 @@ pub enum Command {
         #[arg(long)]
         no_load_session: bool,
     },
+    /// Runs an agent confined to its worktree (Landlock): the runtime starts
+    /// agents through it.
+    #[command(hide = true)]
+    Confine {
+        /// The agent's working tree, which it may write.
+        #[arg(long)]
+        worktree: std::path::PathBuf,
+        /// A path the agent may not reach (repeatable).
+        #[arg(long)]
+        hide: Vec<std::path::PathBuf>,
+        /// The agent's command and its arguments.
+        #[arg(last = true, required = true)]
+        command: Vec<std::ffi::OsString>,
+    },
     /// A GitHub simulator on loopback (REST API plus a `/_sim` control interface).
     GithubSim {
         /// Address and port to listen on.
@@ -154,11 +168,48 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             println!("{}", token.token);
             Ok(())
         }
+        Command::Confine {
+            worktree,
+            hide,
+            command,
+        } => {
+            let Some((program, args)) = command.split_first() else {
+                return Err("no command to confine".into());
+            };
+            // Said where the runtime looks for it (its warnings), then the
+            // exit status a shell gives a command it could not run.
+            let Err(e) = confine(&worktree, &hide, program, args);
+            eprintln!("{} {e}", crate::agent::confine::CONFINE_SAYS);
+            std::process::exit(126)
+        }
         Command::MockAgent { no_load_session } => {
             crate::tls::install_crypto_provider();
             crate::mock_agent::run(!no_load_session).await
         }
     }
+}
+
+/// Becomes the confined agent; returns only with the reason it could not.
+#[cfg(target_os = "linux")]
+fn confine(
+    worktree: &std::path::Path,
+    hide: &[std::path::PathBuf],
+    program: &std::ffi::OsString,
+    args: &[std::ffi::OsString],
+) -> Result<std::convert::Infallible, String> {
+    Err(crate::agent::landlock::confine_and_exec(worktree, hide, program, args))
+}
+
+/// Without Landlock there is nothing to confine with: the runtime does not
+/// start agents through this elsewhere.
+#[cfg(not(target_os = "linux"))]
+fn confine(
+    _worktree: &std::path::Path,
+    _hide: &[std::path::PathBuf],
+    _program: &std::ffi::OsString,
+    _args: &[std::ffi::OsString],
+) -> Result<std::convert::Infallible, String> {
+    Err("agents are confined only on Linux".into())
 }
 
 async fn open(db: &Database) -> Result<crate::store::Store, String> {

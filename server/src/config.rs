@@ -87,6 +87,10 @@ pub struct Settings {
     /// Start an in-process GitHub simulator and seed a demo workspace.
     #[arg(long)]
     pub demo: bool,
+    /// Start agents as they are, without `kandev confine` (Landlock): they
+    /// then reach everything the server's OS user can, its database included.
+    #[arg(long, env = "KANDEV_AGENTS_UNCONFINED")]
+    pub agents_unconfined: bool,
     /// Let notifications reach loopback, private and link-local addresses.
     /// Off by default: workspace owners choose the targets, and must not
     /// reach the server's host, its network or a cloud metadata service.
@@ -123,6 +127,7 @@ impl Settings {
             log_format: "text".into(),
             demo: false,
             notify_private_addresses: false,
+            agents_unconfined: false,
         }
     }
 }

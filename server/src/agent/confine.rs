@@ -1,6 +1,11 @@
-//! What an agent, running as the server's OS user, cannot reach of the
-//! server itself: its environment (cleared for every process started for an
-//! agent or in its working tree) and its memory.
+//! What an agent, running as the server's OS user, cannot reach: the
+//! server's environment (cleared for every process started for an agent or
+//! in its working tree), its memory, and — through `kandev confine`, which
+//! restricts itself with Landlock and then becomes the agent — the database
+//! file and other runs' worktrees. Which hierarchies it reaches is
+//! `kandev_core::confine`'s decision.
+
+use std::path::{Path, PathBuf};
 
 /// What a process the server starts for an agent, or in a directory an agent
 /// can write, inherits: `PATH`, `HOME`, `LANG` and `TERM`, never
@@ -25,6 +30,37 @@ pub fn keep_server_memory_private() -> std::io::Result<()> {
     use rustix::process::{DumpableBehavior, set_dumpable_behavior};
     set_dumpable_behavior(DumpableBehavior::NotDumpable).map_err(std::io::Error::from)
 }
+
+/// How agents are started confined: the `kandev` binary that confines them,
+/// and what they must not reach (the data directory, the SQLite files).
+#[derive(Debug, Clone)]
+pub struct Confinement {
+    pub bin: PathBuf,
+    pub hidden: Vec<PathBuf>,
+}
+
+impl Confinement {
+    /// For a server keeping its worktrees in `data_dir` and its data at `database_url`.
+    pub fn new(bin: PathBuf, data_dir: &Path, database_url: &str) -> Self {
+        let mut hidden = vec![data_dir.to_path_buf()];
+        hidden.extend(kandev_core::confine::sqlite_files(database_url));
+        Self { bin, hidden }
+    }
+
+    /// `kandev confine …  -- program args`: the agent, confined to `worktree`.
+    pub fn command(&self, worktree: &Path, program: &str, args: &[String]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(&self.bin);
+        cmd.arg("confine").arg("--worktree").arg(worktree);
+        for h in &self.hidden {
+            cmd.arg("--hide").arg(h);
+        }
+        cmd.arg("--").arg(program).args(args);
+        cmd
+    }
+}
+
+/// What `kandev confine` says on stderr starts so; the runtime logs it as a warning.
+pub const CONFINE_SAYS: &str = "kandev confine:";
 
 /// Elsewhere there is no `/proc` to read another process's environment from.
 #[cfg(not(target_os = "linux"))]

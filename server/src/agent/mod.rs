@@ -1,6 +1,8 @@
 //! Agents: profiles, and the ACP runtime that runs run tasks' sessions.
 
 pub mod confine;
+#[cfg(target_os = "linux")]
+pub mod landlock;
 pub mod profiles;
 mod runtime;
 mod transcript;

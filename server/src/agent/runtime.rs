@@ -28,7 +28,7 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::confine::inherited_env;
+use super::confine::{CONFINE_SAYS, Confinement, inherited_env};
 use super::profiles;
 use super::transcript::TranscriptWriter;
 use super::workdir;
@@ -49,6 +49,8 @@ pub struct RuntimeSettings {
     pub turn_timeout: Duration,
     /// The `kandev` binary that `kandev mock-agent` runs from; `None` = this process's.
     pub mock_agent_bin: Option<PathBuf>,
+    /// Agents start through `kandev confine`; `None`: as they are.
+    pub confinement: Option<Confinement>,
 }
 
 struct LiveTurn {
@@ -239,8 +241,15 @@ impl AcpRuntime {
         };
         let mcp_url = format!("{base}/mcp/{token}");
         let cwd = PathBuf::from(&session.worktree_path);
-        let mut child = match Command::new(&profile.command)
-            .args(&profile.args)
+        let mut command = match &self.settings.confinement {
+            Some(c) => c.command(&cwd, &profile.command, &profile.args),
+            None => {
+                let mut c = Command::new(&profile.command);
+                c.args(&profile.args);
+                c
+            }
+        };
+        let mut child = match command
             // An agent gets no secret of the server's: an empty environment,
             // the four variables a shell needs, and its profile's own.
             .env_clear()
@@ -264,7 +273,11 @@ impl AcpRuntime {
             tokio::spawn(async move {
                 let mut lines = tokio::io::BufReader::new(stderr).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::debug!(session_id = %sid, "agent: {line}");
+                    if line.starts_with(CONFINE_SAYS) {
+                        tracing::warn!(session_id = %sid, "{line}");
+                    } else {
+                        tracing::debug!(session_id = %sid, "agent: {line}");
+                    }
                 }
             });
         }

@@ -38,6 +38,15 @@ struct SessionState {
     earlier: Vec<String>,
 }
 
+/// `read <path>: ok`, `…: denied` (the system refused it), or the error.
+fn outcome(what: &str, path: &str, r: std::io::Result<()>) -> String {
+    match r {
+        Ok(()) => format!("{what} {path}: ok"),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => format!("{what} {path}: denied"),
+        Err(e) => format!("{what} {path}: {e}"),
+    }
+}
+
 type Sessions = Arc<Mutex<HashMap<String, SessionState>>>;
 
 fn prompt_text(blocks: &[ContentBlock]) -> String {
@@ -211,6 +220,14 @@ async fn run_turn(cx: &ConnectionTo<Client>, session: &SessionId, state: &Sessio
                 let _ = cx.send_notification(text_update(session, false, &format!("pid={}", std::process::id())));
             }
             Directive::Crash => std::process::exit(70),
+            Directive::Read(path) => {
+                let said = outcome("read", &path, std::fs::read(&path).map(drop));
+                let _ = cx.send_notification(text_update(session, false, &said));
+            }
+            Directive::Write(path) => {
+                let said = outcome("write", &path, std::fs::write(&path, "written by an agent\n"));
+                let _ = cx.send_notification(text_update(session, false, &said));
+            }
             Directive::McpUrl => {
                 let url = state.mcp.get("kandev").cloned().unwrap_or_default();
                 let _ = cx.send_notification(text_update(session, false, &format!("mcp={url}")));

@@ -17,6 +17,10 @@ pub enum Directive {
     Recall,
     /// Exits abruptly mid-turn, as a crashing agent would.
     Crash,
+    /// Reads a file and says whether it could (tests of confinement).
+    Read(String),
+    /// Writes a file and says whether it could (tests of confinement).
+    Write(String),
     /// Says the URL of its `kandev` MCP server, as an agent holding its token
     /// could (tests of what a token opens once its turn is over).
     McpUrl,
@@ -186,6 +190,8 @@ pub fn parse_line(line: &str) -> Option<Directive> {
         "recall" => Some(Directive::Recall),
         "crash" => Some(Directive::Crash),
         "mcp_url" => Some(Directive::McpUrl),
+        "read" => parse_string_arg(args).map(Directive::Read),
+        "write" => parse_string_arg(args).map(Directive::Write),
         _ => None,
     }
 }
@@ -260,6 +266,11 @@ mod tests {
         assert_eq!(parse_line("e2e:crash()"), Some(Directive::Crash));
         assert_eq!(parse_line("e2e:pid()"), Some(Directive::Pid));
         assert_eq!(parse_line("e2e:mcp_url()"), Some(Directive::McpUrl));
+        assert_eq!(
+            parse_line("e2e:read(\"/etc/x\")"),
+            Some(Directive::Read("/etc/x".into()))
+        );
+        assert_eq!(parse_line("e2e:write(\"out\")"), Some(Directive::Write("out".into())));
         assert_eq!(route("/e2e:overloaded"), Route::Scenario("overloaded".into()));
         assert_eq!(route("Just say hi."), Route::Plain);
         assert!(matches!(

@@ -39,7 +39,9 @@ async fn an_agent_process_starts_with_an_empty_environment_plus_path_home_lang_t
     }
     let app = spawn_app(Db::Sqlite).await;
     let ws = app.workspace_with_repo("W").await;
-    let dump = app.dir.path().join("agent-env.txt");
+    // Beside the server's database the agent may not write: a directory of its own.
+    let out = tempfile::tempdir().expect("temp dir");
+    let dump = out.path().join("agent-env.txt");
     let r = app
         .post(
             "/api/v1/agent-profiles",
@@ -377,4 +379,146 @@ async fn a_started_server_keeps_its_memory_from_processes_of_its_user() {
     let app = spawn_app(Db::Sqlite).await;
     assert_eq!(dumpable_behavior().expect("prctl"), DumpableBehavior::NotDumpable);
     app.stop().await;
+}
+
+/// Runs an automation by hand and returns what its agent said, in order.
+async fn agent_says(app: &TestApp, ws: &str, prompt: &str) -> Vec<String> {
+    let body = json!({"name": "probe", "prompt": prompt, "triggers": [{"type": "webhook", "config": {}}]});
+    let a = app.automation(ws, body).await["id"].as_str().expect("id").to_string();
+    app.post(&format!("/api/v1/automations/{a}/run"), json!({})).await;
+    let run = app.wait_for_run_status(&a, "succeeded").await;
+    transcript_of(app, &run.task_id)
+        .await
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "agent")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Whether this kernel confines with Landlock. Where it cannot, `kandev
+/// confine` says so (the runtime logs it as a warning) and the agent runs
+/// as it is: the tests then check that saying instead of the confinement.
+#[cfg(target_os = "linux")]
+fn landlock_here() -> bool {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kandev"))
+        .args(["confine", "--worktree", "/tmp", "--", "true"])
+        .output()
+        .expect("kandev confine");
+    let said = String::from_utf8_lossy(&out.stderr);
+    if said.contains("this kernel has no Landlock: the agent runs unconfined") {
+        eprintln!("no Landlock on this kernel: checking the fallback's warning only");
+        return false;
+    }
+    assert!(out.status.success() && said.is_empty(), "{said}");
+    true
+}
+
+/// Agents run as the server's OS user, so only Landlock (`kandev confine`)
+/// keeps one from the database file and from other runs' worktrees, which
+/// that user can read and write.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confined_agent_reaches_neither_the_database_nor_another_run_s_worktree() {
+    if !landlock_here() {
+        return;
+    }
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace_with_repo("W").await;
+    let db = app.dir.path().join("kandev.db");
+    let other = app.dir.path().join("data/worktrees/another-run");
+    std::fs::create_dir_all(&other).expect("another run's worktree");
+    std::fs::write(other.join("code.rs"), "fn secret() {}").expect("its code");
+    let (db, other) = (db.display(), other.join("code.rs").display().to_string());
+    let said = agent_says(
+        &app,
+        &ws,
+        &[
+            format!("e2e:read(\"{db}\")"),
+            format!("e2e:write(\"{db}\")"),
+            format!("e2e:read(\"{other}\")"),
+            "e2e:write(\"mine.txt\")".into(),
+            "e2e:read(\"mine.txt\")".into(),
+            "e2e:read(\"/etc/passwd\")".into(),
+        ]
+        .join("\n"),
+    )
+    .await;
+    assert_eq!(
+        said.concat(),
+        [
+            format!("read {db}: denied"),
+            format!("write {db}: denied"),
+            format!("read {other}: denied"),
+            "write mine.txt: ok".into(),
+            "read mine.txt: ok".into(),
+            "read /etc/passwd: ok".into(),
+        ]
+        .concat(),
+        "{said:?}"
+    );
+    app.stop().await;
+}
+
+/// `kandev confine` as the runtime starts it: a confined agent can still
+/// commit in a worktree of a registered checkout (its git directories are
+/// the checkout's), and cannot signal the processes outside its sandbox.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_confined_agent_commits_in_its_worktree_and_cannot_signal_the_server() {
+    use std::process::Command;
+    if !landlock_here() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("temp dir");
+    let checkout = root.path().join("checkout");
+    let wt = root.path().join("data/worktrees/t1");
+    let sh = |dir: &std::path::Path, script: &str| {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .current_dir(dir)
+            .output()
+            .expect("sh");
+        assert!(
+            out.status.success(),
+            "{script}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    std::fs::create_dir_all(&checkout).expect("checkout");
+    sh(
+        &checkout,
+        &format!(
+            "git init -q -b main . && git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m one \
+             && git worktree add -q --detach {} main",
+            wt.display()
+        ),
+    );
+    let confined = |script: &str| {
+        Command::new(env!("CARGO_BIN_EXE_kandev"))
+            .args(["confine", "--worktree"])
+            .arg(&wt)
+            // The whole scratch root: the checkout is reached only through
+            // the worktree's git directories.
+            .arg("--hide")
+            .arg(root.path())
+            .args(["--", "sh", "-c", script])
+            .current_dir(&wt)
+            .output()
+            .expect("kandev confine")
+    };
+    let commit = confined("echo x > f && git add f && git -c user.name=a -c user.email=a@example.com commit -qm two");
+    assert!(commit.status.success(), "{}", String::from_utf8_lossy(&commit.stderr));
+    let peek = confined(&format!("cat {}/.git/HEAD", checkout.display()));
+    assert!(peek.status.success(), "its git directories are readable");
+    let outside = confined(&format!("ls {}", checkout.display()));
+    assert!(outside.status.success(), "a hidden directory can still be listed");
+    sh(&checkout, "git log --oneline --all | grep -q two");
+    let signal = confined(&format!("kill -0 {}", std::process::id()));
+    assert!(
+        !signal.status.success(),
+        "the agent could signal a process outside its sandbox"
+    );
 }

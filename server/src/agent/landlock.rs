@@ -1,0 +1,123 @@
+//! `kandev confine`: restricts this process with Landlock, then becomes the
+//! agent (`exec`), so the agent and everything it starts stay confined. It
+//! reads everything but the hidden paths, and writes only its worktree (with
+//! its git directories), the temporary directory, `HOME` and `/dev`; it may
+//! not signal processes outside its sandbox (the server, other agents).
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+
+use kandev_core::confine::{Reach, carve, git_dirs};
+use landlock::{
+    ABI, Access, AccessFs, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
+    Scope,
+};
+
+use super::confine::CONFINE_SAYS;
+
+/// The newest Landlock ABI these grants were written and tested for.
+const ABI_WRITTEN_FOR: ABI = ABI::V6;
+
+/// A path made absolute and canonical; a missing file keeps its canonical
+/// parent (a journal the server creates later is still hidden).
+fn canonical(p: &Path) -> Option<PathBuf> {
+    if let Ok(c) = p.canonicalize() {
+        return Some(c);
+    }
+    let parent = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Some(parent.canonicalize().ok()?.join(p.file_name()?))
+}
+
+/// A directory's entries that are not symbolic links (a link is reached
+/// through its target, whose own grants decide).
+fn entries(dir: &Path) -> Vec<PathBuf> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    read.flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| !t.is_symlink()))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// Every grant for an agent working in `worktree`, with `hidden` out of reach.
+fn grants(worktree: &Path, hidden: &[PathBuf]) -> Vec<(PathBuf, Reach)> {
+    let mut list = entries;
+    let mut all = carve(Path::new("/"), Reach::Read, hidden, &mut list);
+    // Its own worktree lies in the hidden data directory: granted by name.
+    all.push((worktree.to_path_buf(), Reach::Write));
+    let dot_git = std::fs::read_to_string(worktree.join(".git")).unwrap_or_default();
+    let own = git_dirs(&dot_git, None);
+    let commondir = own
+        .first()
+        .and_then(|d| std::fs::read_to_string(d.join("commondir")).ok());
+    for dir in git_dirs(&dot_git, commondir.as_deref()) {
+        all.extend(canonical(&dir).map(|d| (d, Reach::Write)));
+    }
+    let mut writable = vec![std::env::temp_dir(), PathBuf::from("/dev")];
+    writable.extend(std::env::var_os("HOME").map(PathBuf::from));
+    for root in writable.iter().filter_map(|r| canonical(r)) {
+        all.extend(carve(&root, Reach::Write, hidden, &mut list));
+    }
+    all
+}
+
+/// The rights `reach` grants on `path`: a file takes only file rights (a
+/// directory's would be refused, and the ruleset reported partial).
+fn access(path: &Path, reach: Reach) -> BitFlags<AccessFs> {
+    let rights = match reach {
+        Reach::List => AccessFs::ReadDir.into(),
+        Reach::Read => AccessFs::from_read(ABI_WRITTEN_FOR),
+        Reach::Write => AccessFs::from_all(ABI_WRITTEN_FOR),
+    };
+    if path.is_dir() {
+        rights
+    } else {
+        rights & AccessFs::from_file(ABI_WRITTEN_FOR)
+    }
+}
+
+fn restrict(worktree: &Path, hidden: &[PathBuf]) -> Result<RulesetStatus, String> {
+    let mut ruleset = Ruleset::default()
+        .handle_access(AccessFs::from_all(ABI_WRITTEN_FOR))
+        .and_then(|r| r.scope(Scope::Signal))
+        .and_then(|r| r.create())
+        .map_err(|e| e.to_string())?;
+    for (path, reach) in grants(worktree, hidden) {
+        // A path gone since it was listed has nothing to grant.
+        let Ok(fd) = PathFd::new(&path) else { continue };
+        ruleset = ruleset
+            .add_rule(PathBeneath::new(fd, access(&path, reach)))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    let status = ruleset.restrict_self().map_err(|e| e.to_string())?;
+    Ok(status.ruleset)
+}
+
+/// Confines this process to `worktree`, then runs `program` in its place.
+/// Returns only if it could not: the error says why.
+pub fn confine_and_exec(worktree: &Path, hidden: &[PathBuf], program: &OsString, args: &[OsString]) -> String {
+    let Some(worktree) = canonical(worktree) else {
+        return format!("no worktree {}", worktree.display());
+    };
+    let hidden: Vec<PathBuf> = hidden.iter().filter_map(|h| canonical(h)).collect();
+    match restrict(&worktree, &hidden) {
+        Ok(RulesetStatus::FullyEnforced) => {}
+        Ok(RulesetStatus::PartiallyEnforced) => {
+            eprintln!("{CONFINE_SAYS} this kernel's Landlock enforces part of the agent's confinement");
+        }
+        Ok(RulesetStatus::NotEnforced) => {
+            eprintln!("{CONFINE_SAYS} this kernel has no Landlock: the agent runs unconfined");
+        }
+        Err(e) => return format!("could not confine the agent: {e}"),
+    }
+    let err = std::process::Command::new(program)
+        .args(args)
+        .current_dir(&worktree)
+        .exec();
+    format!("could not start {}: {err}", program.to_string_lossy())
+}
