@@ -40,10 +40,16 @@ pub struct Confinement {
 }
 
 impl Confinement {
-    /// For a server keeping its worktrees in `data_dir` and its data at `database_url`.
+    /// For a server keeping its worktrees in `data_dir` and its data at
+    /// `database_url`. Relative paths (the defaults are) are the server's,
+    /// made absolute here: `kandev confine` runs in the agent's worktree.
     pub fn new(bin: PathBuf, data_dir: &Path, database_url: &str) -> Self {
         let mut hidden = vec![data_dir.to_path_buf()];
         hidden.extend(kandev_core::confine::sqlite_files(database_url));
+        let hidden = hidden
+            .into_iter()
+            .map(|p| std::path::absolute(&p).unwrap_or(p))
+            .collect();
         Self { bin, hidden }
     }
 
@@ -66,6 +72,31 @@ pub const CONFINE_SAYS: &str = "kandev confine:";
 #[cfg(not(target_os = "linux"))]
 pub fn keep_server_memory_private() -> std::io::Result<()> {
     Ok(())
+}
+
+#[cfg(test)]
+mod confinement_tests {
+    use std::path::{Path, PathBuf};
+
+    use super::Confinement;
+
+    #[test]
+    fn the_default_relative_paths_are_hidden_as_the_server_sees_them() {
+        let c = Confinement::new(
+            PathBuf::from("/bin/kandev"),
+            Path::new(".kandev"),
+            "sqlite://./kandev.db",
+        );
+        let here = std::env::current_dir().expect("cwd");
+        assert_eq!(c.hidden[0], here.join(".kandev"));
+        assert_eq!(c.hidden[1], here.join("kandev.db"));
+        assert!(c.hidden.iter().all(|p| p.is_absolute()), "{:?}", c.hidden);
+        assert_eq!(
+            c.hidden.len(),
+            5,
+            "the data directory, the database and its three journals"
+        );
+    }
 }
 
 #[cfg(all(test, target_os = "linux"))]
