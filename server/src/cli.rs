@@ -32,6 +32,9 @@ pub enum Command {
         /// A path the agent may not reach (repeatable).
         #[arg(long)]
         hide: Vec<std::path::PathBuf>,
+        /// Another path it may write, even in a hidden one (repeatable).
+        #[arg(long)]
+        write: Vec<std::path::PathBuf>,
         /// The agent's command and its arguments.
         #[arg(last = true, required = true)]
         command: Vec<std::ffi::OsString>,
@@ -171,6 +174,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::Confine {
             worktree,
             hide,
+            write,
             command,
         } => {
             let Some((program, args)) = command.split_first() else {
@@ -178,7 +182,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             };
             // Said where the runtime looks for it (its warnings), then the
             // exit status a shell gives a command it could not run.
-            let Err(e) = confine(&worktree, &hide, program, args);
+            let Err(e) = confine(&worktree, &hide, &write, program, args);
             eprintln!("{} {e}", crate::agent::confine::CONFINE_SAYS);
             std::process::exit(126)
         }
@@ -194,10 +198,13 @@ pub async fn run(cli: Cli) -> Result<(), String> {
 fn confine(
     worktree: &std::path::Path,
     hide: &[std::path::PathBuf],
+    write: &[std::path::PathBuf],
     program: &std::ffi::OsString,
     args: &[std::ffi::OsString],
 ) -> Result<std::convert::Infallible, String> {
-    Err(crate::agent::landlock::confine_and_exec(worktree, hide, program, args))
+    Err(crate::agent::landlock::confine_and_exec(
+        worktree, hide, write, program, args,
+    ))
 }
 
 /// Without Landlock there is nothing to confine with: the runtime does not
@@ -206,6 +213,7 @@ fn confine(
 fn confine(
     _worktree: &std::path::Path,
     _hide: &[std::path::PathBuf],
+    _write: &[std::path::PathBuf],
     _program: &std::ffi::OsString,
     _args: &[std::ffi::OsString],
 ) -> Result<std::convert::Infallible, String> {

@@ -55,10 +55,26 @@ impl Confinement {
 
     /// `kandev confine …  -- program args`: the agent, confined to `worktree`.
     pub fn command(&self, worktree: &Path, program: &str, args: &[String]) -> tokio::process::Command {
+        self.confined(worktree, &[], program, args)
+    }
+
+    /// `program` confined to `worktree` and the `write` paths besides: the
+    /// server's own git in a checkout agents can write, whose config and
+    /// attributes (filters run on checkout) are theirs to plant.
+    pub fn confined<S: AsRef<std::ffi::OsStr>>(
+        &self,
+        worktree: &Path,
+        write: &[&Path],
+        program: &str,
+        args: &[S],
+    ) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(&self.bin);
         cmd.arg("confine").arg("--worktree").arg(worktree);
         for h in &self.hidden {
             cmd.arg("--hide").arg(h);
+        }
+        for w in write {
+            cmd.arg("--write").arg(w);
         }
         cmd.arg("--").arg(program).args(args);
         cmd

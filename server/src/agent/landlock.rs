@@ -1,7 +1,8 @@
 //! `kandev confine`: restricts this process with Landlock, then becomes the
 //! agent (`exec`), so the agent and everything it starts stay confined. It
 //! reads everything but the hidden paths, and writes only its worktree (with
-//! its git directories), the temporary directory, `HOME` and `/dev`; it may
+//! its git directories), any `--write` path, the temporary directory, `HOME`
+//! and `/dev`; it may
 //! not signal processes outside its sandbox (the server, other agents).
 
 use std::ffi::OsString;
@@ -45,11 +46,12 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Every grant for an agent working in `worktree`, with `hidden` out of reach.
-fn grants(worktree: &Path, hidden: &[PathBuf]) -> Vec<(PathBuf, Reach)> {
+fn grants(worktree: &Path, hidden: &[PathBuf], write: &[PathBuf]) -> Vec<(PathBuf, Reach)> {
     let mut list = entries;
     let mut all = carve(Path::new("/"), Reach::Read, hidden, &mut list);
     // Its own worktree lies in the hidden data directory: granted by name.
     all.push((worktree.to_path_buf(), Reach::Write));
+    all.extend(write.iter().filter_map(|w| canonical(w)).map(|w| (w, Reach::Write)));
     let dot_git = std::fs::read_to_string(worktree.join(".git")).unwrap_or_default();
     let own = git_dirs(&dot_git, None);
     let commondir = own
@@ -81,13 +83,13 @@ fn access(path: &Path, reach: Reach) -> BitFlags<AccessFs> {
     }
 }
 
-fn restrict(worktree: &Path, hidden: &[PathBuf]) -> Result<RulesetStatus, String> {
+fn restrict(worktree: &Path, hidden: &[PathBuf], write: &[PathBuf]) -> Result<RulesetStatus, String> {
     let mut ruleset = Ruleset::default()
         .handle_access(AccessFs::from_all(ABI_WRITTEN_FOR))
         .and_then(|r| r.scope(Scope::Signal))
         .and_then(|r| r.create())
         .map_err(|e| e.to_string())?;
-    for (path, reach) in grants(worktree, hidden) {
+    for (path, reach) in grants(worktree, hidden, write) {
         // A path gone since it was listed has nothing to grant.
         let Ok(fd) = PathFd::new(&path) else { continue };
         ruleset = ruleset
@@ -100,12 +102,18 @@ fn restrict(worktree: &Path, hidden: &[PathBuf]) -> Result<RulesetStatus, String
 
 /// Confines this process to `worktree`, then runs `program` in its place.
 /// Returns only if it could not: the error says why.
-pub fn confine_and_exec(worktree: &Path, hidden: &[PathBuf], program: &OsString, args: &[OsString]) -> String {
+pub fn confine_and_exec(
+    worktree: &Path,
+    hidden: &[PathBuf],
+    write: &[PathBuf],
+    program: &OsString,
+    args: &[OsString],
+) -> String {
     let Some(worktree) = canonical(worktree) else {
         return format!("no worktree {}", worktree.display());
     };
     let hidden: Vec<PathBuf> = hidden.iter().filter_map(|h| canonical(h)).collect();
-    match restrict(&worktree, &hidden) {
+    match restrict(&worktree, &hidden, write) {
         Ok(RulesetStatus::FullyEnforced) => {}
         Ok(RulesetStatus::PartiallyEnforced) => {
             eprintln!("{CONFINE_SAYS} this kernel's Landlock enforces part of the agent's confinement");

@@ -388,7 +388,13 @@ impl AcpRuntime {
 impl AgentRuntime for Arc<AcpRuntime> {
     async fn start_run(&self, req: RunStart) -> Result<String, String> {
         let profile = self.profile(&req.agent_profile_id).await.map_err(|e| e.to_string())?;
-        let cwd = workdir::prepare(&self.settings.data_dir, &req.task.id, req.repository.as_ref()).await?;
+        let cwd = workdir::prepare(
+            &self.settings.data_dir,
+            &req.task.id,
+            req.repository.as_ref(),
+            self.settings.confinement.as_ref(),
+        )
+        .await?;
         let session = self
             .store
             .create_session(&req.task.id, &profile.id, &cwd.display().to_string(), self.clock.now())
@@ -411,6 +417,7 @@ impl AgentRuntime for Arc<AcpRuntime> {
             &self.settings.data_dir,
             task_id,
             repo.as_ref().map(|r| r.local_path.as_str()),
+            self.settings.confinement.as_ref(),
         )
         .await
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use kandev_core::api::Repository;
 use tokio::process::Command;
 
-use super::confine::inherited_env;
+use super::confine::{Confinement, inherited_env};
 
 /// Longest a git command of ours may take: a checkout's filters are the
 /// repository's to configure, and one that hangs must not hang every run.
@@ -18,35 +18,68 @@ pub fn path_for(data_dir: &Path, task_id: &str) -> PathBuf {
     data_dir.join("worktrees").join(task_id)
 }
 
-async fn git(args: &[&str], cwd: &Path) -> Result<(), String> {
-    git_within(args, cwd, GIT_LIMIT).await
+/// Where a git command of ours runs: in `checkout`, writing `worktree` (and
+/// the checkout's `.git`), confined as an agent is when `confinement` says so.
+struct Git<'a> {
+    checkout: &'a Path,
+    worktree: &'a Path,
+    confinement: Option<&'a Confinement>,
 }
 
-/// Runs git in a checkout an earlier run's agent could write to (its hooks
-/// and config are shared with every worktree): with none of the server's
-/// environment, and without the hooks and fsmonitor such an agent could plant.
-async fn git_within(args: &[&str], cwd: &Path, limit: Duration) -> Result<(), String> {
-    let run = Command::new("git")
-        .args(["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"])
-        .args(args)
-        .current_dir(cwd)
-        .env_clear()
-        .envs(inherited_env())
-        .kill_on_drop(true)
-        .output();
-    let out = match tokio::time::timeout(limit, run).await {
-        Ok(out) => out.map_err(|e| format!("git: {e}"))?,
-        Err(_) => return Err(format!("git {} took longer than {limit:?}", args.join(" "))),
-    };
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+impl Git<'_> {
+    async fn run(&self, args: &[&str]) -> Result<(), String> {
+        self.run_within(args, GIT_LIMIT).await
+    }
+
+    /// Runs git in a checkout an earlier run's agent could write to (its
+    /// hooks, config and attributes are shared with every worktree): with
+    /// none of the server's environment, without the hooks and fsmonitor such
+    /// an agent could plant, and confined like it, so a filter it planted
+    /// (they run on checkout) reaches no more than the agent did.
+    async fn run_within(&self, args: &[&str], limit: Duration) -> Result<(), String> {
+        let checkout = self.checkout.to_string_lossy();
+        let mut full: Vec<&str> = vec![
+            "-C",
+            &checkout,
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.fsmonitor=false",
+        ];
+        full.extend_from_slice(args);
+        let mut cmd = match self.confinement {
+            Some(c) => c.confined(self.worktree, &[&self.checkout.join(".git")], "git", &full),
+            None => {
+                let mut cmd = Command::new("git");
+                cmd.args(&full);
+                cmd
+            }
+        };
+        let run = cmd
+            .current_dir(self.checkout)
+            .env_clear()
+            .envs(inherited_env())
+            .kill_on_drop(true)
+            .output();
+        let out = match tokio::time::timeout(limit, run).await {
+            Ok(out) => out.map_err(|e| format!("git: {e}"))?,
+            Err(_) => return Err(format!("git {} took longer than {limit:?}", args.join(" "))),
+        };
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+        }
     }
 }
 
 /// Creates the working directory (absolute path) for a task's session.
-pub async fn prepare(data_dir: &Path, task_id: &str, repo: Option<&Repository>) -> Result<PathBuf, String> {
+pub async fn prepare(
+    data_dir: &Path,
+    task_id: &str,
+    repo: Option<&Repository>,
+    confinement: Option<&Confinement>,
+) -> Result<PathBuf, String> {
     let dir = path_for(data_dir, task_id);
     let dir = if dir.is_absolute() {
         dir
@@ -57,10 +90,15 @@ pub async fn prepare(data_dir: &Path, task_id: &str, repo: Option<&Repository>) 
         return Ok(dir);
     }
     if let Some(repo) = repo.filter(|r| !r.local_path.is_empty() && Path::new(&r.local_path).join(".git").exists()) {
-        let parent = dir.parent().unwrap_or(Path::new("."));
-        tokio::fs::create_dir_all(parent).await.map_err(|e| e.to_string())?;
+        // Made empty first: a confined git may write only beneath it.
+        tokio::fs::create_dir_all(&dir).await.map_err(|e| e.to_string())?;
         let target = dir.display().to_string();
-        let local = Path::new(&repo.local_path);
+        let local = std::path::absolute(&repo.local_path).map_err(|e| e.to_string())?;
+        let git = Git {
+            checkout: &local,
+            worktree: &dir,
+            confinement,
+        };
         let branch = if repo.default_branch.is_empty() {
             "HEAD"
         } else {
@@ -68,11 +106,12 @@ pub async fn prepare(data_dir: &Path, task_id: &str, repo: Option<&Repository>) 
         };
         // Names go after `--`, so a branch named like an option stays a name.
         // The branch may only exist on the remote: fall back to the checkout's HEAD.
-        if git(&["worktree", "add", "--detach", "--", &target, branch], local)
+        if git
+            .run(&["worktree", "add", "--detach", "--", &target, branch])
             .await
             .is_err()
         {
-            git(&["worktree", "add", "--detach", "--", &target, "HEAD"], local).await?;
+            git.run(&["worktree", "add", "--detach", "--", &target, "HEAD"]).await?;
         }
         return Ok(dir);
     }
@@ -81,17 +120,27 @@ pub async fn prepare(data_dir: &Path, task_id: &str, repo: Option<&Repository>) 
 }
 
 /// Removes a task's working directory (and its worktree registration).
-pub async fn remove(data_dir: &Path, task_id: &str, repo_local_path: Option<&str>) -> Result<(), String> {
+pub async fn remove(
+    data_dir: &Path,
+    task_id: &str,
+    repo_local_path: Option<&str>,
+    confinement: Option<&Confinement>,
+) -> Result<(), String> {
     let dir = path_for(data_dir, task_id);
     if !dir.exists() {
         return Ok(());
     }
+    let dir = std::path::absolute(&dir).map_err(|e| e.to_string())?;
     if let Some(local) = repo_local_path.filter(|p| !p.is_empty() && Path::new(p).join(".git").exists()) {
-        let _ = git(
-            &["worktree", "remove", "--force", "--", &dir.display().to_string()],
-            Path::new(local),
-        )
-        .await;
+        let local = std::path::absolute(local).map_err(|e| e.to_string())?;
+        let git = Git {
+            checkout: &local,
+            worktree: &dir,
+            confinement,
+        };
+        let _ = git
+            .run(&["worktree", "remove", "--force", "--", &dir.display().to_string()])
+            .await;
     }
     if dir.exists() {
         tokio::fs::remove_dir_all(&dir).await.map_err(|e| e.to_string())?;
@@ -111,7 +160,7 @@ mod tests {
 
     use kandev_core::api::Repository;
 
-    use super::{git_within, prepare};
+    use super::{Git, prepare};
 
     fn sh(dir: &Path, script: &str) {
         let ok = Command::new("sh").arg("-c").arg(script).current_dir(dir).status();
@@ -159,7 +208,7 @@ mod tests {
         assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some(), "the premise");
         let root = tempfile::tempdir().expect("temp dir");
         let repo = planted_checkout(root.path());
-        let dir = prepare(&root.path().join("data"), "t1", Some(&repository(&repo)))
+        let dir = prepare(&root.path().join("data"), "t1", Some(&repository(&repo)), None)
             .await
             .expect("a worktree");
         assert_eq!(std::fs::read_to_string(dir.join("a.txt")).expect("checked out"), "hi\n");
@@ -176,14 +225,20 @@ mod tests {
         let root = tempfile::tempdir().expect("temp dir");
         let repo = planted_checkout(root.path());
         sh(&repo, "git config filter.spy.smudge 'sleep 60'");
-        let target = root.path().join("wt").display().to_string();
+        let wt = root.path().join("wt");
+        let target = wt.display().to_string();
+        let git = Git {
+            checkout: &repo,
+            worktree: &wt,
+            confinement: None,
+        };
         let started = Instant::now();
-        let r = git_within(
-            &["worktree", "add", "--detach", "--", &target, "main"],
-            &repo,
-            Duration::from_millis(500),
-        )
-        .await;
+        let r = git
+            .run_within(
+                &["worktree", "add", "--detach", "--", &target, "main"],
+                Duration::from_millis(500),
+            )
+            .await;
         assert!(r.is_err_and(|e| e.contains("took longer than")));
         assert!(started.elapsed() < Duration::from_secs(30));
     }

@@ -522,3 +522,77 @@ fn a_confined_agent_commits_in_its_worktree_and_cannot_signal_the_server() {
         "the agent could signal a process outside its sandbox"
     );
 }
+
+/// The server's own git in a registered checkout runs confined as an agent
+/// is: the checkout's config and attributes are agents' to write, and a
+/// smudge filter planted there runs on the next worktree's checkout.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_filter_an_agent_planted_in_a_checkout_reaches_no_further_than_the_agent() {
+    use kandev_server::agent::confine::Confinement;
+    use kandev_server::agent::workdir;
+    if !landlock_here() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("temp dir");
+    let out = tempfile::tempdir().expect("where the filter reports");
+    let (checkout, data, db) = (
+        root.path().join("checkout"),
+        root.path().join("data"),
+        root.path().join("kandev.db"),
+    );
+    std::fs::write(&db, "the database").expect("db");
+    std::fs::create_dir_all(&checkout).expect("checkout");
+    let stolen = out.path().join("stolen");
+    let script = format!(
+        "git init -q -b main . && echo '* filter=spy' > .gitattributes && echo hi > a.txt \
+         && git add . && git -c user.name=t -c user.email=t@example.com commit -qm one \
+         && git config filter.spy.smudge 'cat {} > {} 2>&1; cat'",
+        db.display(),
+        stolen.display()
+    );
+    let made = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(&checkout)
+        .status();
+    assert!(made.is_ok_and(|s| s.success()));
+    let repo = kandev_core::api::Repository {
+        id: "r".into(),
+        workspace_id: "w".into(),
+        provider: "github".into(),
+        owner: "acme".into(),
+        name: "api".into(),
+        default_branch: "main".into(),
+        local_path: checkout.display().to_string(),
+        ci_wait_timeout_minutes: None,
+    };
+    let confinement = Confinement::new(
+        env!("CARGO_BIN_EXE_kandev").into(),
+        &data,
+        &format!("sqlite://{}", db.display()),
+    );
+    let wt = workdir::prepare(&data, "t1", Some(&repo), Some(&confinement))
+        .await
+        .expect("a worktree");
+    assert_eq!(std::fs::read_to_string(wt.join("a.txt")).expect("checked out"), "hi\n");
+    let got = std::fs::read_to_string(&stolen).expect("the filter ran");
+    assert!(
+        !got.contains("the database") && got.contains("Permission denied"),
+        "{got}"
+    );
+    workdir::remove(&data, "t1", Some(&repo.local_path), Some(&confinement))
+        .await
+        .expect("removed");
+    assert!(!wt.exists());
+    let listed = std::process::Command::new("git")
+        .args(["worktree", "list"])
+        .current_dir(&checkout)
+        .output()
+        .expect("git worktree list");
+    assert_eq!(
+        String::from_utf8_lossy(&listed.stdout).lines().count(),
+        1,
+        "its registration is gone"
+    );
+}
