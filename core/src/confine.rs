@@ -39,25 +39,6 @@ pub fn carve(
     grants
 }
 
-/// The worktree's git directory and the checkout's shared one, from the
-/// worktree's `.git` file (`gitdir: <checkout>/.git/worktrees/<name>`) and
-/// that directory's `commondir` file (relative to it). An agent commits
-/// into both.
-pub fn git_dirs(dot_git_file: &str, commondir_file: Option<&str>) -> Vec<PathBuf> {
-    let Some(own) = dot_git_file.lines().find_map(|l| l.strip_prefix("gitdir:")) else {
-        return Vec::new();
-    };
-    let own = PathBuf::from(own.trim());
-    if !own.is_absolute() {
-        return Vec::new();
-    }
-    let mut dirs = vec![own.clone()];
-    if let Some(common) = commondir_file.map(str::trim).filter(|c| !c.is_empty()) {
-        dirs.push(own.join(common));
-    }
-    dirs
-}
-
 /// The files an SQLite database URL keeps its data in (the database and its
 /// journals); none for another database or an in-memory one.
 pub fn sqlite_files(database_url: &str) -> Vec<PathBuf> {
@@ -158,19 +139,5 @@ mod tests {
         assert!(sqlite_files("postgres://u@h/db").is_empty());
         assert!(sqlite_files("sqlite::memory:").is_empty());
         assert!(sqlite_files("sqlite://").is_empty());
-    }
-
-    #[test]
-    fn a_worktree_names_its_git_dirs() {
-        assert_eq!(
-            git_dirs("gitdir: /repo/.git/worktrees/t1\n", Some("../..\n")),
-            [
-                PathBuf::from("/repo/.git/worktrees/t1"),
-                PathBuf::from("/repo/.git/worktrees/t1/../..")
-            ]
-        );
-        assert!(git_dirs("gitdir: relative/path", None).is_empty());
-        assert!(git_dirs("not a git file", None).is_empty());
-        assert_eq!(git_dirs("gitdir: /repo/.git/worktrees/t1", None).len(), 1);
     }
 }

@@ -53,14 +53,10 @@ impl Confinement {
         Self { bin, hidden }
     }
 
-    /// `kandev confine …  -- program args`: the agent, confined to `worktree`.
-    pub fn command(&self, worktree: &Path, program: &str, args: &[String]) -> tokio::process::Command {
-        self.confined(worktree, &[], program, args)
-    }
-
-    /// `program` confined to `worktree` and the `write` paths besides: the
-    /// server's own git in a checkout agents can write, whose config and
-    /// attributes (filters run on checkout) are theirs to plant.
+    /// `kandev confine … -- program args`: `program` confined to `worktree`
+    /// and the `write` paths besides (its checkout's `.git`). Agents start
+    /// so, and so does the server's own git in a checkout agents can write,
+    /// whose config and attributes (filters run on checkout) are theirs to plant.
     pub fn confined<S: AsRef<std::ffi::OsStr>>(
         &self,
         worktree: &Path,

@@ -1,7 +1,7 @@
 //! `kandev confine`: restricts this process with Landlock, then becomes the
 //! agent (`exec`), so the agent and everything it starts stay confined. It
-//! reads everything but the hidden paths, and writes only its worktree (with
-//! its git directories), any `--write` path, the temporary directory, `HOME`
+//! reads everything but the hidden paths, and writes only its worktree, any
+//! `--write` path (its checkout's `.git`), the temporary directory, `HOME`
 //! and `/dev`; it may
 //! not signal processes outside its sandbox (the server, other agents).
 
@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
-use kandev_core::confine::{Reach, carve, git_dirs};
+use kandev_core::confine::{Reach, carve};
 use landlock::{
     ABI, Access, AccessFs, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
     Scope,
@@ -50,16 +50,10 @@ fn grants(worktree: &Path, hidden: &[PathBuf], write: &[PathBuf]) -> Vec<(PathBu
     let mut list = entries;
     let mut all = carve(Path::new("/"), Reach::Read, hidden, &mut list);
     // Its own worktree lies in the hidden data directory: granted by name.
+    // Its checkout's `.git` comes from the server (`--write`), never from the
+    // worktree's `.git` file: the agent could rewrite that to name anything.
     all.push((worktree.to_path_buf(), Reach::Write));
     all.extend(write.iter().filter_map(|w| canonical(w)).map(|w| (w, Reach::Write)));
-    let dot_git = std::fs::read_to_string(worktree.join(".git")).unwrap_or_default();
-    let own = git_dirs(&dot_git, None);
-    let commondir = own
-        .first()
-        .and_then(|d| std::fs::read_to_string(d.join("commondir")).ok());
-    for dir in git_dirs(&dot_git, commondir.as_deref()) {
-        all.extend(canonical(&dir).map(|d| (d, Reach::Write)));
-    }
     let mut writable = vec![std::env::temp_dir(), PathBuf::from("/dev")];
     writable.extend(std::env::var_os("HOME").map(PathBuf::from));
     for root in writable.iter().filter_map(|r| canonical(r)) {

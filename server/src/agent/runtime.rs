@@ -111,6 +111,15 @@ impl AcpRuntime {
         Ok(p)
     }
 
+    /// The `.git` of the checkout a task's worktree was made from, which its
+    /// agent commits into: from the registered repository, never from the
+    /// worktree (whose `.git` file the agent can rewrite).
+    async fn checkout_git_dir(&self, task: &Task) -> Option<PathBuf> {
+        let repo = self.store.get_repository(task.repository_id.as_deref()?).await.ok()?;
+        let dot_git = std::path::absolute(&repo.local_path).ok()?.join(".git");
+        (!repo.local_path.is_empty() && dot_git.is_dir()).then_some(dot_git)
+    }
+
     /// Sends a follow-up prompt to a session that waits for input.
     pub async fn reply(self: &Arc<Self>, session_id: &str, text: &str) -> ServiceResult<()> {
         let s = self
@@ -242,7 +251,11 @@ impl AcpRuntime {
         let mcp_url = format!("{base}/mcp/{token}");
         let cwd = PathBuf::from(&session.worktree_path);
         let mut command = match &self.settings.confinement {
-            Some(c) => c.command(&cwd, &profile.command, &profile.args),
+            Some(c) => {
+                let dot_git = self.checkout_git_dir(task).await;
+                let write: Vec<&std::path::Path> = dot_git.iter().map(PathBuf::as_path).collect();
+                c.confined(&cwd, &write, &profile.command, &profile.args)
+            }
             None => {
                 let mut c = Command::new(&profile.command);
                 c.args(&profile.args);

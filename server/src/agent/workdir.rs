@@ -158,9 +158,8 @@ mod tests {
     use std::process::Command;
     use std::time::{Duration, Instant};
 
-    use kandev_core::api::Repository;
-
     use super::{Git, prepare};
+    use crate::testkit::checkout_repository;
 
     fn sh(dir: &Path, script: &str) {
         let ok = Command::new("sh").arg("-c").arg(script).current_dir(dir).status();
@@ -189,26 +188,13 @@ mod tests {
         repo
     }
 
-    fn repository(local: &Path) -> Repository {
-        Repository {
-            id: "r".into(),
-            workspace_id: "w".into(),
-            provider: "github".into(),
-            owner: "acme".into(),
-            name: "api".into(),
-            default_branch: "main".into(),
-            local_path: local.display().to_string(),
-            ci_wait_timeout_minutes: None,
-        }
-    }
-
     #[tokio::test]
     async fn a_worktree_is_made_without_planted_hooks_and_without_the_server_s_environment() {
         // Set by cargo for the test process, as the server has its own settings.
         assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some(), "the premise");
         let root = tempfile::tempdir().expect("temp dir");
         let repo = planted_checkout(root.path());
-        let dir = prepare(&root.path().join("data"), "t1", Some(&repository(&repo)), None)
+        let dir = prepare(&root.path().join("data"), "t1", Some(&checkout_repository(&repo)), None)
             .await
             .expect("a worktree");
         assert_eq!(std::fs::read_to_string(dir.join("a.txt")).expect("checked out"), "hi\n");

@@ -1,5 +1,7 @@
 //! Helpers for tests and benchmarks that run Kandev as real processes.
 
+mod checkout;
 mod replica;
 
+pub use checkout::checkout_repository;
 pub use replica::{ADMIN_TOKEN, Api, Replica, WEBHOOK_SECRET, fresh_postgres_database, shared_env};

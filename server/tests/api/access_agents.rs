@@ -462,8 +462,8 @@ async fn a_confined_agent_reaches_neither_the_database_nor_another_run_s_worktre
 }
 
 /// `kandev confine` as the runtime starts it: a confined agent can still
-/// commit in a worktree of a registered checkout (its git directories are
-/// the checkout's), and cannot signal the processes outside its sandbox.
+/// commit in a worktree of a registered checkout (the checkout's `.git` is
+/// granted), and cannot signal the processes outside its sandbox.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_confined_agent_commits_in_its_worktree_and_cannot_signal_the_server() {
@@ -501,9 +501,11 @@ fn a_confined_agent_commits_in_its_worktree_and_cannot_signal_the_server() {
             .args(["confine", "--worktree"])
             .arg(&wt)
             // The whole scratch root: the checkout is reached only through
-            // the worktree's git directories.
+            // its `.git`, which the runtime names from the registered repository.
             .arg("--hide")
             .arg(root.path())
+            .arg("--write")
+            .arg(checkout.join(".git"))
             .args(["--", "sh", "-c", script])
             .current_dir(&wt)
             .output()
@@ -557,16 +559,7 @@ async fn a_filter_an_agent_planted_in_a_checkout_reaches_no_further_than_the_age
         .current_dir(&checkout)
         .status();
     assert!(made.is_ok_and(|s| s.success()));
-    let repo = kandev_core::api::Repository {
-        id: "r".into(),
-        workspace_id: "w".into(),
-        provider: "github".into(),
-        owner: "acme".into(),
-        name: "api".into(),
-        default_branch: "main".into(),
-        local_path: checkout.display().to_string(),
-        ci_wait_timeout_minutes: None,
-    };
+    let repo = kandev_server::testkit::checkout_repository(&checkout);
     let confinement = Confinement::new(
         env!("CARGO_BIN_EXE_kandev").into(),
         &data,
@@ -595,4 +588,82 @@ async fn a_filter_an_agent_planted_in_a_checkout_reaches_no_further_than_the_age
         1,
         "its registration is gone"
     );
+}
+
+/// A worktree's `.git` file is the agent's to rewrite: what it names is
+/// never granted, or a reply's turn could reach a hidden file's directory.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_git_file_the_agent_rewrote_grants_it_nothing() {
+    if !landlock_here() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("temp dir");
+    let (wt, secret) = (root.path().join("wt"), root.path().join("secret"));
+    std::fs::create_dir_all(&wt).expect("worktree");
+    std::fs::create_dir_all(&secret).expect("secret dir");
+    std::fs::write(secret.join("kandev.db"), "the database").expect("db");
+    std::fs::write(wt.join(".git"), format!("gitdir: {}\n", secret.display())).expect(".git");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kandev"))
+        .args(["confine", "--worktree"])
+        .arg(&wt)
+        .arg("--hide")
+        .arg(secret.join("kandev.db"))
+        .args(["--", "cat"])
+        .arg(secret.join("kandev.db"))
+        .output()
+        .expect("kandev confine");
+    assert!(!out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Permission denied"));
+}
+
+/// The runtime grants a run's agent its checkout's `.git` (it commits
+/// there), named by the registered repository: here the checkout lies in
+/// the hidden data directory, so nothing else could grant it.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_s_agent_may_write_its_checkout_s_git_directory_and_nothing_else_of_it() {
+    if !landlock_here() {
+        return;
+    }
+    let app = spawn_app(Db::Sqlite).await;
+    let checkout = app.dir.path().join("data/checkouts/api");
+    std::fs::create_dir_all(&checkout).expect("checkout");
+    let made = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("git init -q -b main . && echo hi > a.txt && git add . && git -c user.name=t -c user.email=t@example.com commit -qm one")
+        .current_dir(&checkout)
+        .status();
+    assert!(made.is_ok_and(|s| s.success()));
+    let ws = app.workspace("W").await;
+    let r = app
+        .post(
+            &format!("/api/v1/workspaces/{ws}/repositories"),
+            json!({"owner": "acme", "name": "api", "default_branch": "main", "local_path": checkout.display().to_string()}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let (git_probe, beside) = (checkout.join(".git/probe"), checkout.join("probe"));
+    let said = agent_says(
+        &app,
+        &ws,
+        &[
+            "e2e:read(\"a.txt\")".to_string(),
+            format!("e2e:write(\"{}\")", git_probe.display()),
+            format!("e2e:write(\"{}\")", beside.display()),
+        ]
+        .join("\n"),
+    )
+    .await;
+    assert_eq!(
+        said.concat(),
+        [
+            "read a.txt: ok".to_string(),
+            format!("write {}: ok", git_probe.display()),
+            format!("write {}: denied", beside.display()),
+        ]
+        .concat(),
+        "{said:?}"
+    );
+    app.stop().await;
 }
