@@ -31,6 +31,12 @@ pub fn keep_server_memory_private() -> std::io::Result<()> {
     set_dumpable_behavior(DumpableBehavior::NotDumpable).map_err(std::io::Error::from)
 }
 
+/// Elsewhere there is no `/proc` to read another process's environment from.
+#[cfg(not(target_os = "linux"))]
+pub fn keep_server_memory_private() -> std::io::Result<()> {
+    Ok(())
+}
+
 /// How agents are started confined: the `kandev` binary that confines them,
 /// and what they must not reach (the data directory, the SQLite files).
 #[derive(Debug, Clone)]
@@ -79,12 +85,6 @@ impl Confinement {
 
 /// What `kandev confine` says on stderr starts so; the runtime logs it as a warning.
 pub const CONFINE_SAYS: &str = "kandev confine:";
-
-/// Elsewhere there is no `/proc` to read another process's environment from.
-#[cfg(not(target_os = "linux"))]
-pub fn keep_server_memory_private() -> std::io::Result<()> {
-    Ok(())
-}
 
 #[cfg(test)]
 mod confinement_tests {

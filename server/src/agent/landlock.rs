@@ -106,7 +106,11 @@ pub fn confine_and_exec(
     let Some(worktree) = canonical(worktree) else {
         return format!("no worktree {}", worktree.display());
     };
-    let hidden: Vec<PathBuf> = hidden.iter().filter_map(|h| canonical(h)).collect();
+    // A path not there to resolve stays hidden as the server named it.
+    let hidden: Vec<PathBuf> = hidden
+        .iter()
+        .map(|h| canonical(h).unwrap_or_else(|| h.clone()))
+        .collect();
     match restrict(&worktree, &hidden, write) {
         Ok(RulesetStatus::FullyEnforced) => {}
         Ok(RulesetStatus::PartiallyEnforced) => {
