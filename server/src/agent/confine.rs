@@ -83,6 +83,25 @@ impl Confinement {
     }
 }
 
+/// `program args` as the server starts it for an agent, or in a checkout
+/// agents can write: through `confinement` when there is one, else as it is.
+pub fn start<S: AsRef<std::ffi::OsStr>>(
+    confinement: Option<&Confinement>,
+    worktree: &Path,
+    write: &[&Path],
+    program: &str,
+    args: &[S],
+) -> tokio::process::Command {
+    match confinement {
+        Some(c) => c.confined(worktree, write, program, args),
+        None => {
+            let mut cmd = tokio::process::Command::new(program);
+            cmd.args(args);
+            cmd
+        }
+    }
+}
+
 /// What `kandev confine` says on stderr starts so; the runtime logs it as a warning.
 pub const CONFINE_SAYS: &str = "kandev confine:";
 

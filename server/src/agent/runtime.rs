@@ -23,12 +23,11 @@ use kandev_core::api::{AgentProfile, LIVE_SESSION_UPDATED, Task};
 use kandev_core::firing::permission_refused;
 use kandev_core::resume::{self, Opening};
 use tokio::io::AsyncBufReadExt;
-use tokio::process::Command;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::confine::{CONFINE_SAYS, Confinement, inherited_env};
+use super::confine::{CONFINE_SAYS, Confinement, inherited_env, start};
 use super::profiles;
 use super::transcript::TranscriptWriter;
 use super::workdir;
@@ -116,8 +115,8 @@ impl AcpRuntime {
     /// worktree (whose `.git` file the agent can rewrite).
     async fn checkout_git_dir(&self, task: &Task) -> Option<PathBuf> {
         let repo = self.store.get_repository(task.repository_id.as_deref()?).await.ok()?;
-        let dot_git = std::path::absolute(&repo.local_path).ok()?.join(".git");
-        (!repo.local_path.is_empty() && dot_git.is_dir()).then_some(dot_git)
+        let dot_git = workdir::checkout(&repo.local_path).ok()??.join(".git");
+        dot_git.is_dir().then_some(dot_git)
     }
 
     /// Sends a follow-up prompt to a session that waits for input.
@@ -250,18 +249,13 @@ impl AcpRuntime {
         };
         let mcp_url = format!("{base}/mcp/{token}");
         let cwd = PathBuf::from(&session.worktree_path);
-        let mut command = match &self.settings.confinement {
-            Some(c) => {
-                let dot_git = self.checkout_git_dir(task).await;
-                let write: Vec<&std::path::Path> = dot_git.iter().map(PathBuf::as_path).collect();
-                c.confined(&cwd, &write, &profile.command, &profile.args)
-            }
-            None => {
-                let mut c = Command::new(&profile.command);
-                c.args(&profile.args);
-                c
-            }
+        let confinement = self.settings.confinement.as_ref();
+        let dot_git = match confinement {
+            Some(_) => self.checkout_git_dir(task).await,
+            None => None,
         };
+        let write: Vec<&std::path::Path> = dot_git.iter().map(PathBuf::as_path).collect();
+        let mut command = start(confinement, &cwd, &write, &profile.command, &profile.args);
         let mut child = match command
             // An agent gets no secret of the server's: an empty environment,
             // the four variables a shell needs, and its profile's own.

@@ -5,9 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use kandev_core::api::Repository;
-use tokio::process::Command;
 
-use super::confine::{Confinement, inherited_env};
+use super::confine::{Confinement, inherited_env, start};
 
 /// Longest a git command of ours may take: a checkout's filters are the
 /// repository's to configure, and one that hangs must not hang every run.
@@ -47,15 +46,8 @@ impl Git<'_> {
             "core.fsmonitor=false",
         ];
         full.extend_from_slice(args);
-        let mut cmd = match self.confinement {
-            Some(c) => c.confined(self.worktree, &[&self.checkout.join(".git")], "git", &full),
-            None => {
-                let mut cmd = Command::new("git");
-                cmd.args(&full);
-                cmd
-            }
-        };
-        let run = cmd
+        let dot_git = self.checkout.join(".git");
+        let run = start(self.confinement, self.worktree, &[&dot_git], "git", &full)
             .current_dir(self.checkout)
             .env_clear()
             .envs(inherited_env())
@@ -71,6 +63,15 @@ impl Git<'_> {
             Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
         }
     }
+}
+
+/// The local checkout a repository names, as an absolute path: `None` when
+/// it names none (no path, or no `.git` there).
+pub fn checkout(local_path: &str) -> Result<Option<PathBuf>, String> {
+    if local_path.is_empty() || !Path::new(local_path).join(".git").exists() {
+        return Ok(None);
+    }
+    std::path::absolute(local_path).map(Some).map_err(|e| e.to_string())
 }
 
 /// Creates the working directory (absolute path) for a task's session.
@@ -89,11 +90,14 @@ pub async fn prepare(
     if dir.exists() {
         return Ok(dir);
     }
-    if let Some(repo) = repo.filter(|r| !r.local_path.is_empty() && Path::new(&r.local_path).join(".git").exists()) {
+    let checked_out = match repo {
+        Some(r) => checkout(&r.local_path)?.map(|local| (r, local)),
+        None => None,
+    };
+    if let Some((repo, local)) = checked_out {
         // Made empty first: a confined git may write only beneath it.
         tokio::fs::create_dir_all(&dir).await.map_err(|e| e.to_string())?;
         let target = dir.display().to_string();
-        let local = std::path::absolute(&repo.local_path).map_err(|e| e.to_string())?;
         let git = Git {
             checkout: &local,
             worktree: &dir,
@@ -131,8 +135,7 @@ pub async fn remove(
         return Ok(());
     }
     let dir = std::path::absolute(&dir).map_err(|e| e.to_string())?;
-    if let Some(local) = repo_local_path.filter(|p| !p.is_empty() && Path::new(p).join(".git").exists()) {
-        let local = std::path::absolute(local).map_err(|e| e.to_string())?;
+    if let Some(local) = checkout(repo_local_path.unwrap_or_default())? {
         let git = Git {
             checkout: &local,
             worktree: &dir,
