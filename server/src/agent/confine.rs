@@ -84,7 +84,8 @@ impl Confinement {
 }
 
 /// `program args` as the server starts it for an agent, or in a checkout
-/// agents can write: through `confinement` when there is one, else as it is.
+/// agents can write: through `confinement` when there is one, else as it is,
+/// and leading a process group of its own (`group::ProcessGroup` ends it).
 pub fn start<S: AsRef<std::ffi::OsStr>>(
     confinement: Option<&Confinement>,
     worktree: &Path,
@@ -92,14 +93,16 @@ pub fn start<S: AsRef<std::ffi::OsStr>>(
     program: &str,
     args: &[S],
 ) -> tokio::process::Command {
-    match confinement {
+    let mut cmd = match confinement {
         Some(c) => c.confined(worktree, write, program, args),
         None => {
             let mut cmd = tokio::process::Command::new(program);
             cmd.args(args);
             cmd
         }
-    }
+    };
+    super::group::lead_a_group(&mut cmd);
+    cmd
 }
 
 /// What `kandev confine` says on stderr starts so; the runtime logs it as a warning.

@@ -1,6 +1,7 @@
 //! Agents: profiles, and the ACP runtime that runs run tasks' sessions.
 
 pub mod confine;
+pub mod group;
 #[cfg(target_os = "linux")]
 pub mod landlock;
 pub mod profiles;

@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::confine::{CONFINE_SAYS, Confinement, inherited_env, start};
+use super::group::ProcessGroup;
 use super::profiles;
 use super::transcript::TranscriptWriter;
 use super::workdir;
@@ -272,6 +273,8 @@ impl AcpRuntime {
             Ok(c) => c,
             Err(e) => return TurnOutcome::Failed(format!("could not start the agent `{}`: {e}", profile.command)),
         };
+        // Whatever the agent starts ends with its turn, even if this future is dropped.
+        let mut group = ProcessGroup::of(&child);
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return TurnOutcome::Failed("the agent's stdio is not available".into());
         };
@@ -368,7 +371,8 @@ impl AcpRuntime {
             })
             .await;
         writer.flush().await;
-        // Always reap the process.
+        // Always end the agent and what it started, then reap it.
+        group.kill();
         let _ = child.start_kill();
         let status = child.wait().await.ok();
         let refused = refused.lock().unwrap_or_else(|p| p.into_inner()).take();

@@ -2,11 +2,14 @@
 //! repository when it has a local checkout, otherwise a scratch directory.
 
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::time::Duration;
 
 use kandev_core::api::Repository;
+use tokio::io::AsyncReadExt;
 
 use super::confine::{Confinement, inherited_env, start};
+use super::group::ProcessGroup;
 
 /// Longest a git command of ours may take: a checkout's filters are the
 /// repository's to configure, and one that hangs must not hang every run.
@@ -47,21 +50,40 @@ impl Git<'_> {
         ];
         full.extend_from_slice(args);
         let dot_git = self.checkout.join(".git");
-        let run = start(self.confinement, self.worktree, &[&dot_git], "git", &full)
+        let mut child = start(self.confinement, self.worktree, &[&dot_git], "git", &full)
             .current_dir(self.checkout)
             .env_clear()
             .envs(inherited_env())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
             .kill_on_drop(true)
-            .output();
-        let out = match tokio::time::timeout(limit, run).await {
-            Ok(out) => out.map_err(|e| format!("git: {e}"))?,
+            .spawn()
+            .map_err(|e| format!("git: {e}"))?;
+        let mut group = ProcessGroup::of(&child);
+        let stderr = child.stderr.take();
+        let said = tokio::spawn(async move {
+            let mut text = Vec::new();
+            if let Some(mut stderr) = stderr {
+                let _ = stderr.read_to_end(&mut text).await;
+            }
+            text
+        });
+        let status = tokio::time::timeout(limit, child.wait()).await;
+        // What git's filters left running ends with git (and lets go of its stderr).
+        group.kill();
+        let status = match status {
+            Ok(status) => status.map_err(|e| format!("git: {e}"))?,
             Err(_) => return Err(format!("git {} took longer than {limit:?}", args.join(" "))),
         };
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+        if status.success() {
+            said.abort();
+            return Ok(());
         }
+        // A process that left the group may still hold stderr: say what arrived by then.
+        let said = tokio::time::timeout(Duration::from_secs(1), said).await;
+        let said = said.ok().and_then(Result::ok).unwrap_or_default();
+        Err(String::from_utf8_lossy(&said).trim().to_string())
     }
 }
 
@@ -230,5 +252,57 @@ mod tests {
             .await;
         assert!(r.is_err_and(|e| e.contains("took longer than")));
         assert!(started.elapsed() < Duration::from_secs(30));
+    }
+
+    /// git in a checkout whose smudge filter starts `sleep 300` in the
+    /// background (its pid written to `pid`) and then runs `then`.
+    async fn checkout_with_a_lingering_filter(root: &Path, then: &str, limit: Duration) -> Result<(), String> {
+        let repo = planted_checkout(root);
+        let pid = root.join("pid");
+        let filter = format!("sleep 300 >/dev/null & echo $! > {}; {then}", pid.display());
+        sh(&repo, &format!("git config filter.spy.smudge '{filter}'"));
+        let wt = root.join("wt");
+        let target = wt.display().to_string();
+        let git = Git {
+            checkout: &repo,
+            worktree: &wt,
+            confinement: None,
+        };
+        git.run_within(&["worktree", "add", "--detach", "--", &target, "main"], limit)
+            .await
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn what_a_filter_left_running_ends_with_git_and_does_not_hold_it() {
+        use crate::testkit::processes::{ends_within, written_line};
+        let root = tempfile::tempdir().expect("temp dir");
+        let started = Instant::now();
+        // The filter's background process keeps git's stderr open: waiting
+        // for its end would last the whole limit.
+        let r = checkout_with_a_lingering_filter(root.path(), "cat", Duration::from_secs(20)).await;
+        assert_eq!(r, Ok(()));
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+        let pid = written_line(&root.path().join("pid"), Duration::from_secs(1)).await;
+        let pid = pid.expect("the filter ran");
+        assert!(
+            ends_within(&pid, Duration::from_secs(10)).await,
+            "the filter's sleep outlived git"
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn what_a_hanging_filter_started_ends_with_git_at_its_limit() {
+        use crate::testkit::processes::{ends_within, written_line};
+        let root = tempfile::tempdir().expect("temp dir");
+        let r = checkout_with_a_lingering_filter(root.path(), "sleep 60", Duration::from_millis(500)).await;
+        assert!(r.is_err_and(|e| e.contains("took longer than")));
+        let pid = written_line(&root.path().join("pid"), Duration::from_secs(1)).await;
+        let pid = pid.expect("the filter ran");
+        assert!(
+            ends_within(&pid, Duration::from_secs(10)).await,
+            "the filter's sleep outlived git"
+        );
     }
 }

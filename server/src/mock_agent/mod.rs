@@ -228,6 +228,13 @@ async fn run_turn(cx: &ConnectionTo<Client>, session: &SessionId, state: &Sessio
                 let said = outcome("write", &path, std::fs::write(&path, "written by an agent\n"));
                 let _ = cx.send_notification(text_update(session, false, &said));
             }
+            Directive::Spawn(script) => {
+                let said = match spawn_in_background(&script) {
+                    Ok(pid) => format!("spawned={pid}"),
+                    Err(e) => format!("spawn: {e}"),
+                };
+                let _ = cx.send_notification(text_update(session, false, &said));
+            }
             Directive::McpUrl => {
                 let url = state.mcp.get("kandev").cloned().unwrap_or_default();
                 let _ = cx.send_notification(text_update(session, false, &format!("mcp={url}")));
@@ -291,6 +298,21 @@ async fn run_turn(cx: &ConnectionTo<Client>, session: &SessionId, state: &Sessio
         }
     }
     StopReason::EndTurn
+}
+
+/// `sh -c script`, left running (its exit reaped in the background): what an
+/// agent's build watcher or dev server is.
+fn spawn_in_background(script: &str) -> std::io::Result<u32> {
+    let mut child = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let pid = child.id().unwrap_or_default();
+    tokio::spawn(async move { child.wait().await });
+    Ok(pid)
 }
 
 /// What the agent knows of the conversation before this prompt: the prompts

@@ -21,6 +21,9 @@ pub enum Directive {
     Read(String),
     /// Writes a file and says whether it could (tests of confinement).
     Write(String),
+    /// Starts `sh -c` with the text in the background, detached from the
+    /// agent's stdio, and says its pid (tests of what outlives a turn).
+    Spawn(String),
     /// Says the URL of its `kandev` MCP server, as an agent holding its token
     /// could (tests of what a token opens once its turn is over).
     McpUrl,
@@ -192,6 +195,7 @@ pub fn parse_line(line: &str) -> Option<Directive> {
         "mcp_url" => Some(Directive::McpUrl),
         "read" => parse_string_arg(args).map(Directive::Read),
         "write" => parse_string_arg(args).map(Directive::Write),
+        "spawn" => parse_string_arg(args).map(Directive::Spawn),
         _ => None,
     }
 }
@@ -271,6 +275,10 @@ mod tests {
             Some(Directive::Read("/etc/x".into()))
         );
         assert_eq!(parse_line("e2e:write(\"out\")"), Some(Directive::Write("out".into())));
+        assert_eq!(
+            parse_line("e2e:spawn(\"sleep 9\")"),
+            Some(Directive::Spawn("sleep 9".into()))
+        );
         assert_eq!(route("/e2e:overloaded"), Route::Scenario("overloaded".into()));
         assert_eq!(route("Just say hi."), Route::Plain);
         assert!(matches!(

@@ -1,6 +1,7 @@
 //! Helpers for tests and benchmarks that run Kandev as real processes.
 
 mod checkout;
+pub mod processes;
 mod replica;
 
 pub use checkout::checkout_repository;

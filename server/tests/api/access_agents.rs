@@ -382,7 +382,7 @@ async fn a_started_server_keeps_its_memory_from_processes_of_its_user() {
 }
 
 /// Runs an automation by hand and returns what its agent said, in order.
-async fn agent_says(app: &TestApp, ws: &str, prompt: &str) -> Vec<String> {
+pub(crate) async fn agent_says(app: &TestApp, ws: &str, prompt: &str) -> Vec<String> {
     let body = json!({"name": "probe", "prompt": prompt, "triggers": [{"type": "webhook", "config": {}}]});
     let a = app.automation(ws, body).await["id"].as_str().expect("id").to_string();
     app.post(&format!("/api/v1/automations/{a}/run"), json!({})).await;
