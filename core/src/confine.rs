@@ -58,6 +58,20 @@ pub fn sqlite_files(database_url: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The checkouts of other workspaces to hide from a run's agent: each of
+/// `others` (absolute paths) that does not hold one of its own workspace's
+/// checkouts `own` — hiding that would hide the agent's own code too.
+pub fn foreign_checkouts(own: &[PathBuf], others: &[PathBuf]) -> Vec<PathBuf> {
+    let mut hidden: Vec<PathBuf> = others
+        .iter()
+        .filter(|other| !own.iter().any(|o| o.starts_with(other)))
+        .cloned()
+        .collect();
+    hidden.sort();
+    hidden.dedup();
+    hidden
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +153,37 @@ mod tests {
         assert!(sqlite_files("postgres://u@h/db").is_empty());
         assert!(sqlite_files("sqlite::memory:").is_empty());
         assert!(sqlite_files("sqlite://").is_empty());
+    }
+
+    #[test]
+    fn another_workspace_s_checkouts_are_hidden_unless_they_hold_one_of_ours() {
+        let own = ["/src/mono/api", "/src/web"].map(PathBuf::from);
+        let others = [
+            "/src/billing",
+            "/src/mono",
+            "/src/web",
+            "/src/web/vendor",
+            "/src/billing",
+        ]
+        .map(PathBuf::from);
+        assert_eq!(
+            foreign_checkouts(&own, &others),
+            ["/src/billing", "/src/web/vendor"].map(PathBuf::from),
+            "the one holding ours and ours itself stay readable; duplicates once"
+        );
+        assert!(foreign_checkouts(&own, &[]).is_empty());
+        assert_eq!(
+            foreign_checkouts(&[], &[PathBuf::from("/src/a")]),
+            [PathBuf::from("/src/a")],
+            "a run with no checkout of its own hides them all"
+        );
+    }
+
+    #[test]
+    fn a_checkout_sharing_a_name_prefix_with_ours_is_still_hidden() {
+        assert_eq!(
+            foreign_checkouts(&[PathBuf::from("/src/api")], &[PathBuf::from("/src/ap")]),
+            [PathBuf::from("/src/ap")]
+        );
     }
 }

@@ -59,6 +59,16 @@ impl Confinement {
         Self { bin, hidden }
     }
 
+    /// This confinement hiding `more` as well (relative paths are the server's).
+    pub fn also_hiding(&self, more: impl IntoIterator<Item = PathBuf>) -> Self {
+        let mut hidden = self.hidden.clone();
+        hidden.extend(more.into_iter().map(|p| std::path::absolute(&p).unwrap_or(p)));
+        Self {
+            bin: self.bin.clone(),
+            hidden,
+        }
+    }
+
     /// `kandev confine … -- program args`: `program` confined to `worktree`
     /// and the `write` paths besides (its checkout's `.git`). Agents start
     /// so, and so does the server's own git in a checkout agents can write,

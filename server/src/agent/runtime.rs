@@ -20,6 +20,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{ByteStreams, Client};
 use async_trait::async_trait;
 use kandev_core::api::{AgentProfile, LIVE_SESSION_UPDATED, Task};
+use kandev_core::confine::foreign_checkouts;
 use kandev_core::firing::permission_refused;
 use kandev_core::resume::{self, Opening};
 use tokio::io::AsyncBufReadExt;
@@ -114,6 +115,38 @@ impl AcpRuntime {
     /// The `.git` of the checkout a task's worktree was made from, which its
     /// agent commits into: from the registered repository, never from the
     /// worktree (whose `.git` file the agent can rewrite).
+    /// How an agent of `workspace_id`'s runs (and git in its checkouts) is
+    /// confined: as the server says, hiding every other workspace's checkouts
+    /// too. `Err` when those cannot be read: it starts so confined or not at all.
+    async fn confinement_for(&self, workspace_id: &str) -> Result<Option<Confinement>, String> {
+        let Some(base) = self.settings.confinement.as_ref() else {
+            return Ok(None);
+        };
+        // As `kandev confine` will see them: resolved, else as the server names them.
+        let resolved = |p: &str| {
+            std::fs::canonicalize(p)
+                .or_else(|_| std::path::absolute(p))
+                .unwrap_or_else(|_| p.into())
+        };
+        let own = self
+            .store
+            .list_repositories(workspace_id)
+            .await
+            .map_err(|e| e.to_string())?;
+        let own: Vec<PathBuf> = own
+            .iter()
+            .filter(|r| !r.local_path.is_empty())
+            .map(|r| resolved(&r.local_path))
+            .collect();
+        let others = self
+            .store
+            .checkouts_outside(workspace_id)
+            .await
+            .map_err(|e| e.to_string())?;
+        let others: Vec<PathBuf> = others.iter().map(|p| resolved(p)).collect();
+        Ok(Some(base.also_hiding(foreign_checkouts(&own, &others))))
+    }
+
     async fn checkout_git_dir(&self, task: &Task) -> Option<PathBuf> {
         let repo = self.store.get_repository(task.repository_id.as_deref()?).await.ok()?;
         let dot_git = workdir::checkout(&repo.local_path).ok()??.join(".git");
@@ -250,7 +283,11 @@ impl AcpRuntime {
         };
         let mcp_url = format!("{base}/mcp/{token}");
         let cwd = PathBuf::from(&session.worktree_path);
-        let confinement = self.settings.confinement.as_ref();
+        let confinement = match self.confinement_for(&task.workspace_id).await {
+            Ok(c) => c,
+            Err(e) => return TurnOutcome::Failed(format!("could not confine the agent: {e}")),
+        };
+        let confinement = confinement.as_ref();
         let dot_git = match confinement {
             Some(_) => self.checkout_git_dir(task).await,
             None => None,
@@ -399,11 +436,12 @@ impl AcpRuntime {
 impl AgentRuntime for Arc<AcpRuntime> {
     async fn start_run(&self, req: RunStart) -> Result<String, String> {
         let profile = self.profile(&req.agent_profile_id).await.map_err(|e| e.to_string())?;
+        let confinement = self.confinement_for(&req.task.workspace_id).await?;
         let cwd = workdir::prepare(
             &self.settings.data_dir,
             &req.task.id,
             req.repository.as_ref(),
-            self.settings.confinement.as_ref(),
+            confinement.as_ref(),
         )
         .await?;
         let session = self
@@ -417,18 +455,21 @@ impl AgentRuntime for Arc<AcpRuntime> {
     }
 
     async fn reclaim_worktree(&self, task_id: &str) -> Result<(), String> {
-        let repo = match self.store.get_task(task_id).await {
-            Ok(t) => match t.repository_id {
-                Some(r) => self.store.get_repository(&r).await.ok(),
-                None => None,
-            },
-            Err(_) => None,
+        let (repo, confinement) = match self.store.get_task(task_id).await {
+            Ok(t) => {
+                let repo = match &t.repository_id {
+                    Some(r) => self.store.get_repository(r).await.ok(),
+                    None => None,
+                };
+                (repo, self.confinement_for(&t.workspace_id).await?)
+            }
+            Err(_) => (None, None),
         };
         workdir::remove(
             &self.settings.data_dir,
             task_id,
             repo.as_ref().map(|r| r.local_path.as_str()),
-            self.settings.confinement.as_ref(),
+            confinement.as_ref(),
         )
         .await
     }

@@ -66,6 +66,17 @@ impl Store {
         .collect()
     }
 
+    /// The local checkouts registered in workspaces other than this one
+    /// (what its agents must not read), each once.
+    pub async fn checkouts_outside(&self, workspace_id: &str) -> StoreResult<Vec<String>> {
+        let rows =
+            sqlx::query("SELECT DISTINCT local_path FROM repositories WHERE workspace_id <> $1 AND local_path <> ''")
+                .bind(workspace_id)
+                .fetch_all(&mut *self.read().await?)
+                .await?;
+        rows.iter().map(|r| r.text("local_path")).collect()
+    }
+
     /// Workspaces holding a repository with this owner/name (case-insensitive,
     /// as GitHub names are).
     pub async fn workspaces_with_repository(&self, owner: &str, name: &str) -> StoreResult<Vec<String>> {

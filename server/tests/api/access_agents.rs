@@ -401,7 +401,7 @@ pub(crate) async fn agent_says(app: &TestApp, ws: &str, prompt: &str) -> Vec<Str
 /// confine` says so (the runtime logs it as a warning) and the agent runs
 /// as it is: the tests then check that saying instead of the confinement.
 #[cfg(target_os = "linux")]
-fn landlock_here() -> bool {
+pub(crate) fn landlock_here() -> bool {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_kandev"))
         .args(["confine", "--worktree", "/tmp", "--", "true"])
         .output()
@@ -628,21 +628,8 @@ async fn a_run_s_agent_may_write_its_checkout_s_git_directory_and_nothing_else_o
     }
     let app = spawn_app(Db::Sqlite).await;
     let checkout = app.dir.path().join("data/checkouts/api");
-    std::fs::create_dir_all(&checkout).expect("checkout");
-    let made = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("git init -q -b main . && echo hi > a.txt && git add . && git -c user.name=t -c user.email=t@example.com commit -qm one")
-        .current_dir(&checkout)
-        .status();
-    assert!(made.is_ok_and(|s| s.success()));
     let ws = app.workspace("W").await;
-    let r = app
-        .post(
-            &format!("/api/v1/workspaces/{ws}/repositories"),
-            json!({"owner": "acme", "name": "api", "default_branch": "main", "local_path": checkout.display().to_string()}),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    register_checkout(&app, &ws, "api", &checkout).await;
     let (git_probe, beside) = (checkout.join(".git/probe"), checkout.join("probe"));
     let said = agent_says(
         &app,
@@ -666,4 +653,22 @@ async fn a_run_s_agent_may_write_its_checkout_s_git_directory_and_nothing_else_o
         "{said:?}"
     );
     app.stop().await;
+}
+
+/// A git checkout made at `dir` (`a.txt` says "hi") and registered in `ws` as `acme/<name>`.
+pub(crate) async fn register_checkout(app: &TestApp, ws: &str, name: &str, dir: &std::path::Path) {
+    std::fs::create_dir_all(dir).expect("checkout");
+    let made = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("git init -q -b main . && echo hi > a.txt && git add . && git -c user.name=t -c user.email=t@example.com commit -qm one")
+        .current_dir(dir)
+        .status();
+    assert!(made.is_ok_and(|s| s.success()));
+    let r = app
+        .post(
+            &format!("/api/v1/workspaces/{ws}/repositories"),
+            json!({"owner": "acme", "name": name, "default_branch": "main", "local_path": dir.display().to_string()}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
 }

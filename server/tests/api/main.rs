@@ -7,6 +7,7 @@ mod support;
 mod access;
 mod access_agents;
 mod access_auth;
+mod access_checkouts;
 mod agent_processes;
 mod agent_replies;
 mod agents_api;
