@@ -72,6 +72,45 @@ pub fn foreign_checkouts(own: &[PathBuf], others: &[PathBuf]) -> Vec<PathBuf> {
     hidden
 }
 
+/// How much of a confinement the kernel enforced (Landlock's own report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enforced {
+    Fully,
+    /// An older Landlock: some rights (or the signal scope) are not enforced.
+    Partially,
+    /// No Landlock at all: nothing is.
+    Not,
+}
+
+/// What `kandev confine` does once the kernel said how much it enforced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Start the agent, confined.
+    Start,
+    /// Start it, saying what is not enforced (the runtime logs it as a warning).
+    StartSaying(&'static str),
+    /// Refuse to start it: confinement is required and this is why not.
+    Refuse(&'static str),
+}
+
+pub const PARTIALLY_ENFORCED: &str = "this kernel's Landlock enforces part of the agent's confinement";
+pub const NOT_ENFORCED: &str = "this kernel has no Landlock: the agent runs unconfined";
+pub const REFUSED_PARTIALLY: &str =
+    "this kernel's Landlock enforces only part of the agent's confinement, which is required: the agent does not start";
+pub const REFUSED_NOT: &str = "this kernel has no Landlock and confinement is required: the agent does not start";
+
+/// Whether a confined process starts: always on a best effort, only when
+/// everything is enforced where confinement is `required`.
+pub fn verdict(required: bool, enforced: Enforced) -> Verdict {
+    match (enforced, required) {
+        (Enforced::Fully, _) => Verdict::Start,
+        (Enforced::Partially, false) => Verdict::StartSaying(PARTIALLY_ENFORCED),
+        (Enforced::Not, false) => Verdict::StartSaying(NOT_ENFORCED),
+        (Enforced::Partially, true) => Verdict::Refuse(REFUSED_PARTIALLY),
+        (Enforced::Not, true) => Verdict::Refuse(REFUSED_NOT),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +223,29 @@ mod tests {
         assert_eq!(
             foreign_checkouts(&[PathBuf::from("/src/api")], &[PathBuf::from("/src/ap")]),
             [PathBuf::from("/src/ap")]
+        );
+    }
+
+    #[test]
+    fn a_best_effort_starts_the_agent_however_little_is_enforced_and_says_so() {
+        assert_eq!(verdict(false, Enforced::Fully), Verdict::Start);
+        assert_eq!(
+            verdict(false, Enforced::Partially),
+            Verdict::StartSaying("this kernel's Landlock enforces part of the agent's confinement")
+        );
+        assert_eq!(
+            verdict(false, Enforced::Not),
+            Verdict::StartSaying("this kernel has no Landlock: the agent runs unconfined")
+        );
+    }
+
+    #[test]
+    fn required_confinement_starts_the_agent_only_when_fully_enforced() {
+        assert_eq!(verdict(true, Enforced::Fully), Verdict::Start);
+        assert_eq!(verdict(true, Enforced::Partially), Verdict::Refuse(REFUSED_PARTIALLY));
+        assert_eq!(
+            verdict(true, Enforced::Not),
+            Verdict::Refuse("this kernel has no Landlock and confinement is required: the agent does not start")
         );
     }
 }

@@ -20,7 +20,6 @@ use tokio_util::sync::CancellationToken;
 use kandev_core::access::PublicOrigin;
 
 use crate::access::{Access, AccessSettings};
-use crate::agent::confine::Confinement;
 use crate::agent::{AcpRuntime, RuntimeSettings};
 use crate::automation::merged::MergedPrSubscriber;
 use crate::automation::pr_evaluator::PrEvaluator;
@@ -91,25 +90,12 @@ pub struct Application {
 }
 
 /// Builds the services with every lookup wired (step 1).
-/// How agents are confined: through this `kandev` binary (in tests, the
-/// built one), on Linux, unless the operator turned it off.
-fn confinement(settings: &Settings, kandev_bin: Option<&std::path::Path>) -> Option<Confinement> {
-    if settings.agents_unconfined || !cfg!(target_os = "linux") {
-        return None;
-    }
-    let bin = kandev_bin
-        .map(std::path::Path::to_path_buf)
-        .or_else(|| std::env::current_exe().ok());
-    let Some(bin) = bin else {
-        tracing::warn!("agents run unconfined: this binary's own path is unknown");
-        return None;
-    };
-    Some(Confinement::new(bin, &settings.data_dir, &settings.database_url))
-}
-
 pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<Services>, StartError> {
     crate::tls::install_crypto_provider();
     let access_settings = access_settings(&settings)?;
+    let confinement = crate::agent::confine::for_settings(&settings, options.mock_agent_bin.as_deref())
+        .await
+        .map_err(StartError::Config)?;
     let store = Store::connect(&settings.database_url).await?;
     let bus = if settings.nats_url.trim().is_empty() {
         Bus::memory()
@@ -164,7 +150,7 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
             default_agent: settings.default_agent.clone(),
             data_dir: settings.data_dir.clone(),
             turn_timeout: settings.agent_turn_timeout,
-            confinement: confinement(&settings, options.mock_agent_bin.as_deref()),
+            confinement,
             mock_agent_bin: options.mock_agent_bin,
         },
     ));

@@ -35,6 +35,9 @@ pub enum Command {
         /// Another path it may write, even in a hidden one (repeatable).
         #[arg(long)]
         write: Vec<std::path::PathBuf>,
+        /// Refuse to start the agent unless the kernel enforces all of it.
+        #[arg(long)]
+        require: bool,
         /// The agent's command and its arguments.
         #[arg(last = true, required = true)]
         command: Vec<std::ffi::OsString>,
@@ -175,6 +178,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             worktree,
             hide,
             write,
+            require,
             command,
         } => {
             let Some((program, args)) = command.split_first() else {
@@ -182,7 +186,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             };
             // Said where the runtime looks for it (its warnings), then the
             // exit status a shell gives a command it could not run.
-            let Err(e) = confine(&worktree, &hide, &write, program, args);
+            let Err(e) = confine(require, &worktree, &hide, &write, program, args);
             eprintln!("{} {e}", crate::agent::confine::CONFINE_SAYS);
             std::process::exit(126)
         }
@@ -196,6 +200,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
 /// Becomes the confined agent; returns only with the reason it could not.
 #[cfg(target_os = "linux")]
 fn confine(
+    required: bool,
     worktree: &std::path::Path,
     hide: &[std::path::PathBuf],
     write: &[std::path::PathBuf],
@@ -203,7 +208,7 @@ fn confine(
     args: &[std::ffi::OsString],
 ) -> Result<std::convert::Infallible, String> {
     Err(crate::agent::landlock::confine_and_exec(
-        worktree, hide, write, program, args,
+        required, worktree, hide, write, program, args,
     ))
 }
 
@@ -211,6 +216,7 @@ fn confine(
 /// start agents through this elsewhere.
 #[cfg(not(target_os = "linux"))]
 fn confine(
+    _required: bool,
     _worktree: &std::path::Path,
     _hide: &[std::path::PathBuf],
     _write: &[std::path::PathBuf],

@@ -87,9 +87,15 @@ pub struct Settings {
     /// Start an in-process GitHub simulator and seed a demo workspace.
     #[arg(long)]
     pub demo: bool,
-    /// Start agents as they are, without `kandev confine` (Landlock): they
-    /// then reach everything the server's OS user can, its database included.
-    #[arg(long, env = "KANDEV_AGENTS_UNCONFINED")]
+    /// How agents are confined (`kandev confine`, Landlock): `best-effort`
+    /// confines them as far as the kernel can and warns of the rest,
+    /// `required` refuses to start the server (or an agent) where the kernel
+    /// cannot confine them fully, `off` starts them as they are — reaching
+    /// all the server's OS user can, its database included.
+    #[arg(long, env = "KANDEV_AGENTS_CONFINEMENT", value_enum, default_value = "best-effort")]
+    pub agents_confinement: AgentsConfinement,
+    /// Kept for older configurations: the same as `KANDEV_AGENTS_CONFINEMENT=off`.
+    #[arg(long, env = "KANDEV_AGENTS_UNCONFINED", hide = true)]
     pub agents_unconfined: bool,
     /// Let notifications reach loopback, private and link-local addresses.
     /// Off by default: workspace owners choose the targets, and must not
@@ -98,7 +104,24 @@ pub struct Settings {
     pub notify_private_addresses: bool,
 }
 
+/// `KANDEV_AGENTS_CONFINEMENT`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AgentsConfinement {
+    Required,
+    BestEffort,
+    Off,
+}
+
 impl Settings {
+    /// How agents are confined, the older switch honoured.
+    pub fn confinement_mode(&self) -> AgentsConfinement {
+        if self.agents_unconfined {
+            AgentsConfinement::Off
+        } else {
+            self.agents_confinement
+        }
+    }
+
     /// Defaults for embedding (tests): every value as if no flag or variable were set.
     pub fn defaults() -> Settings {
         Settings {
@@ -127,6 +150,7 @@ impl Settings {
             log_format: "text".into(),
             demo: false,
             notify_private_addresses: false,
+            agents_confinement: AgentsConfinement::BestEffort,
             agents_unconfined: false,
         }
     }

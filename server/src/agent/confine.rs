@@ -7,6 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::config::{AgentsConfinement, Settings};
+
 /// What a process the server starts for an agent, or in a directory an agent
 /// can write, inherits: `PATH`, `HOME`, `LANG` and `TERM`, never
 /// `GITHUB_TOKEN`, `KANDEV_*` settings or database URLs.
@@ -43,6 +45,8 @@ pub fn keep_server_memory_private() -> std::io::Result<()> {
 pub struct Confinement {
     pub bin: PathBuf,
     pub hidden: Vec<PathBuf>,
+    /// Refuse to start what the kernel cannot fully confine (`--require`).
+    pub required: bool,
 }
 
 impl Confinement {
@@ -56,7 +60,17 @@ impl Confinement {
             .into_iter()
             .map(|p| std::path::absolute(&p).unwrap_or(p))
             .collect();
-        Self { bin, hidden }
+        Self {
+            bin,
+            hidden,
+            required: false,
+        }
+    }
+
+    /// This confinement, refusing (`required`) or not to start what the
+    /// kernel cannot fully confine.
+    pub fn requiring(self, required: bool) -> Self {
+        Self { required, ..self }
     }
 
     /// This confinement hiding `more` as well (relative paths are the server's).
@@ -66,6 +80,7 @@ impl Confinement {
         Self {
             bin: self.bin.clone(),
             hidden,
+            required: self.required,
         }
     }
 
@@ -82,6 +97,9 @@ impl Confinement {
     ) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(&self.bin);
         cmd.arg("confine").arg("--worktree").arg(worktree);
+        if self.required {
+            cmd.arg("--require");
+        }
         for h in &self.hidden {
             cmd.arg("--hide").arg(h);
         }
@@ -115,6 +133,64 @@ pub fn start<S: AsRef<std::ffi::OsStr>>(
     cmd
 }
 
+/// How the server's agents are confined: through this `kandev` binary (in
+/// tests, the built one), on Linux, as `KANDEV_AGENTS_CONFINEMENT` says.
+/// Tried once here, so a kernel that cannot confine them is known at start:
+/// where confinement is required the server does not start (`Err`), else
+/// it says so once as a warning (and each agent start again).
+pub async fn for_settings(settings: &Settings, kandev_bin: Option<&Path>) -> Result<Option<Confinement>, String> {
+    let mode = settings.confinement_mode();
+    if settings.agents_unconfined && settings.agents_confinement == AgentsConfinement::Required {
+        return Err("KANDEV_AGENTS_UNCONFINED contradicts KANDEV_AGENTS_CONFINEMENT=required".into());
+    }
+    let required = mode == AgentsConfinement::Required;
+    let refuse = |why: &str| format!("agents cannot be confined, which KANDEV_AGENTS_CONFINEMENT=required asks: {why}");
+    if mode == AgentsConfinement::Off {
+        return Ok(None);
+    }
+    if !cfg!(target_os = "linux") {
+        return if required {
+            Err(refuse("Landlock is Linux's"))
+        } else {
+            Ok(None)
+        };
+    }
+    let bin = kandev_bin
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::current_exe().ok());
+    let Some(bin) = bin else {
+        if required {
+            return Err(refuse("this binary's own path is unknown"));
+        }
+        tracing::warn!("agents run unconfined: this binary's own path is unknown");
+        return Ok(None);
+    };
+    let confinement = Confinement::new(bin, &settings.data_dir, &settings.database_url).requiring(required);
+    let probe = confinement
+        .confined(&std::env::temp_dir(), &[], "true", &[] as &[&str])
+        .env_clear()
+        .envs(inherited_env())
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .map_err(|e| format!("could not try `kandev confine`: {e}"))?;
+    let said = String::from_utf8_lossy(&probe.stderr);
+    let said = said
+        .lines()
+        .filter_map(|l| l.strip_prefix(CONFINE_SAYS))
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join("; ");
+    match (probe.status.success(), required) {
+        (true, _) if said.is_empty() => {}
+        (true, _) => tracing::warn!("agents run confined only as far as this kernel can: {said}"),
+        (false, true) => return Err(refuse(&said)),
+        (false, false) => tracing::warn!("`kandev confine` failed on trying it ({}): {said}", probe.status),
+    }
+    Ok(Some(confinement))
+}
+
 /// What `kandev confine` says on stderr starts so; the runtime logs it as a warning.
 pub const CONFINE_SAYS: &str = "kandev confine:";
 
@@ -139,6 +215,30 @@ mod confinement_tests {
             c.hidden.len(),
             5,
             "the data directory, the database and its three journals"
+        );
+    }
+
+    #[tokio::test]
+    async fn off_starts_agents_as_they_are_and_the_old_switch_says_off_too() {
+        use crate::config::{AgentsConfinement, Settings};
+        let mut s = Settings::defaults();
+        s.agents_confinement = AgentsConfinement::Off;
+        assert!(super::for_settings(&s, None).await.expect("starts").is_none());
+        let mut s = Settings::defaults();
+        s.agents_unconfined = true;
+        assert_eq!(s.confinement_mode(), AgentsConfinement::Off);
+        assert!(super::for_settings(&s, None).await.expect("starts").is_none());
+    }
+
+    #[tokio::test]
+    async fn the_old_switch_contradicting_required_confinement_stops_the_start() {
+        use crate::config::{AgentsConfinement, Settings};
+        let mut s = Settings::defaults();
+        s.agents_unconfined = true;
+        s.agents_confinement = AgentsConfinement::Required;
+        assert_eq!(
+            super::for_settings(&s, None).await.err().as_deref(),
+            Some("KANDEV_AGENTS_UNCONFINED contradicts KANDEV_AGENTS_CONFINEMENT=required")
         );
     }
 }

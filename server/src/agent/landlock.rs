@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
-use kandev_core::confine::{Reach, carve};
+use kandev_core::confine::{Enforced, Reach, Verdict, carve, verdict};
 use landlock::{
     ABI, Access, AccessFs, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
     Scope,
@@ -94,9 +94,11 @@ fn restrict(worktree: &Path, hidden: &[PathBuf], write: &[PathBuf]) -> Result<Ru
     Ok(status.ruleset)
 }
 
-/// Confines this process to `worktree`, then runs `program` in its place.
-/// Returns only if it could not: the error says why.
+/// Confines this process to `worktree`, then runs `program` in its place
+/// (unless confinement is `required` and the kernel enforces less).
+/// Returns only if it did not: the error says why.
 pub fn confine_and_exec(
+    required: bool,
     worktree: &Path,
     hidden: &[PathBuf],
     write: &[PathBuf],
@@ -111,15 +113,16 @@ pub fn confine_and_exec(
         .iter()
         .map(|h| canonical(h).unwrap_or_else(|| h.clone()))
         .collect();
-    match restrict(&worktree, &hidden, write) {
-        Ok(RulesetStatus::FullyEnforced) => {}
-        Ok(RulesetStatus::PartiallyEnforced) => {
-            eprintln!("{CONFINE_SAYS} this kernel's Landlock enforces part of the agent's confinement");
-        }
-        Ok(RulesetStatus::NotEnforced) => {
-            eprintln!("{CONFINE_SAYS} this kernel has no Landlock: the agent runs unconfined");
-        }
+    let enforced = match restrict(&worktree, &hidden, write) {
+        Ok(RulesetStatus::FullyEnforced) => Enforced::Fully,
+        Ok(RulesetStatus::PartiallyEnforced) => Enforced::Partially,
+        Ok(RulesetStatus::NotEnforced) => Enforced::Not,
         Err(e) => return format!("could not confine the agent: {e}"),
+    };
+    match verdict(required, enforced) {
+        Verdict::Start => {}
+        Verdict::StartSaying(said) => eprintln!("{CONFINE_SAYS} {said}"),
+        Verdict::Refuse(why) => return why.to_string(),
     }
     let err = std::process::Command::new(program)
         .args(args)

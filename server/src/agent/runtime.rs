@@ -315,19 +315,23 @@ impl AcpRuntime {
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return TurnOutcome::Failed("the agent's stdio is not available".into());
         };
-        if let Some(stderr) = child.stderr.take() {
+        // What `kandev confine` said last: why the agent never started, if it did not.
+        let confine_said = child.stderr.take().map(|stderr| {
             let sid = sid.clone();
             tokio::spawn(async move {
+                let mut said = None;
                 let mut lines = tokio::io::BufReader::new(stderr).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
-                    if line.starts_with(CONFINE_SAYS) {
+                    if let Some(rest) = line.strip_prefix(CONFINE_SAYS) {
                         tracing::warn!(session_id = %sid, "{line}");
+                        said = Some(rest.trim().to_string());
                     } else {
                         tracing::debug!(session_id = %sid, "agent: {line}");
                     }
                 }
-            });
-        }
+                said
+            })
+        });
         let refused: Arc<Mutex<Option<String>>> = Arc::default();
         let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
         let fresh_text = agent_prompt(&task.id, &sid, prompt);
@@ -423,6 +427,19 @@ impl AcpRuntime {
             Ok(Err(m)) if m == "cancelled" => TurnOutcome::Cancelled(m),
             Ok(Err(m)) => TurnOutcome::Failed(m),
             Err(e) => {
+                // The group is gone, so stderr ends soon (unless a `setsid` escapee holds it).
+                let confined = match confine_said {
+                    Some(said) => tokio::time::timeout(Duration::from_secs(1), said)
+                        .await
+                        .ok()
+                        .and_then(Result::ok)
+                        .flatten(),
+                    None => None,
+                };
+                // 126: confine did not start the agent (refused, or could not exec it).
+                if let (Some(said), Some(126)) = (confined, status.and_then(|s| s.code())) {
+                    return TurnOutcome::Failed(format!("{CONFINE_SAYS} {said}"));
+                }
                 let exit = status
                     .map(|s| format!(" (agent process exited: {s})"))
                     .unwrap_or_default();

@@ -8,6 +8,7 @@ mod access;
 mod access_agents;
 mod access_auth;
 mod access_checkouts;
+mod access_confinement;
 mod agent_processes;
 mod agent_replies;
 mod agents_api;

@@ -1,0 +1,143 @@
+//! `KANDEV_AGENTS_CONFINEMENT`: how far agents must be confined. A kernel
+//! without Landlock is played by a seccomp filter on one test thread, which
+//! the processes that thread starts inherit: their `landlock_create_ruleset`
+//! fails with ENOSYS, as on a kernel built without it.
+
+#![cfg(target_os = "linux")]
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use kandev_core::confine::{NOT_ENFORCED, REFUSED_NOT};
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::access_agents::{agent_says, landlock_here};
+use crate::support::{Db, Spawn, spawn_app};
+
+/// `cmd`, run from a thread whose kernel has no Landlock.
+fn without_landlock(mut cmd: Command) -> Output {
+    std::thread::spawn(move || {
+        use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, TargetArch};
+        const LANDLOCK_CREATE_RULESET: i64 = 444; // the same on every architecture
+        let arch = TargetArch::try_from(std::env::consts::ARCH).expect("a seccomp architecture");
+        let rules = [(LANDLOCK_CREATE_RULESET, vec![])].into_iter().collect();
+        let enosys = SeccompAction::Errno(38);
+        let filter = SeccompFilter::new(rules, SeccompAction::Allow, enosys, arch).expect("filter");
+        let program = BpfProgram::try_from(filter).expect("bpf");
+        seccompiler::apply_filter(&program).expect("seccomp on this thread");
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the command");
+        // A server that should have refused to start would serve forever.
+        let started = Instant::now();
+        while child.try_wait().expect("its status").is_none() && started.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        child.wait_with_output().expect("its output")
+    })
+    .join()
+    .expect("the thread")
+}
+
+fn confine(require: bool) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kandev"));
+    cmd.args(["confine", "--worktree", "/tmp"]);
+    if require {
+        cmd.arg("--require");
+    }
+    cmd.args(["--", "sh", "-c", "echo started"]);
+    cmd
+}
+
+#[test]
+fn without_landlock_a_best_effort_starts_the_agent_and_says_it_runs_unconfined() {
+    let out = without_landlock(confine(false));
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "started\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("kandev confine: {NOT_ENFORCED}\n")
+    );
+}
+
+#[test]
+fn without_landlock_required_confinement_refuses_to_start_the_agent() {
+    let out = without_landlock(confine(true));
+    assert_eq!(out.status.code(), Some(126), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "", "the agent started");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "kandev confine: this kernel has no Landlock and confinement is required: the agent does not start\n"
+    );
+    assert!(REFUSED_NOT.ends_with("the agent does not start"));
+}
+
+#[test]
+fn without_landlock_a_server_requiring_confinement_does_not_start() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_kandev"));
+    serve
+        .arg("serve")
+        .current_dir(dir.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("KANDEV_LISTEN", "127.0.0.1:0")
+        .env("KANDEV_AGENTS_CONFINEMENT", "required")
+        .env("NO_COLOR", "1");
+    let out = without_landlock(serve);
+    assert!(!out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(&format!(
+            "agents cannot be confined, which KANDEV_AGENTS_CONFINEMENT=required asks: {REFUSED_NOT}"
+        )),
+        "{said}"
+    );
+}
+
+/// Where the kernel confines fully, `required` changes nothing an agent may do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_requiring_confinement_confines_its_agents_where_the_kernel_can() {
+    if !landlock_here() {
+        return;
+    }
+    let app = Spawn::new(Db::Sqlite)
+        .settings(|s| s.agents_confinement = kandev_server::config::AgentsConfinement::Required)
+        .start()
+        .await;
+    let ws = app.workspace_with_repo("W").await;
+    let db = app.dir.path().join("kandev.db").display().to_string();
+    let said = agent_says(&app, &ws, &format!("e2e:read(\"{db}\")\ne2e:write(\"mine.txt\")")).await;
+    assert_eq!(said.concat(), format!("read {db}: deniedwrite mine.txt: ok"));
+    app.stop().await;
+}
+
+/// A profile whose program confine cannot start: the run says so in confine's words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_confine_cannot_start_fails_its_run_with_confine_s_reason() {
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace_with_repo("W").await;
+    let r = app
+        .post(
+            "/api/v1/agent-profiles",
+            json!({"name": "gone", "command": "/nonexistent/agent", "args": []}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let profile = r.body["id"].as_str().expect("id").to_string();
+    let body = json!({"name": "probe", "prompt": "hi", "agent_profile_id": profile});
+    let a = app.automation(&ws, body).await["id"].as_str().expect("id").to_string();
+    app.post(&format!("/api/v1/automations/{a}/run"), json!({})).await;
+    app.wait_for_run_status(&a, "failed").await;
+    let runs = app.get(&format!("/api/v1/automations/{a}/runs")).await.body;
+    assert_eq!(
+        runs[0]["error_message"],
+        "kandev confine: could not start /nonexistent/agent: No such file or directory (os error 2)",
+        "{runs}"
+    );
+    app.stop().await;
+}
