@@ -59,12 +59,13 @@ pub fn sqlite_files(database_url: &str) -> Vec<PathBuf> {
 }
 
 /// The checkouts of other workspaces to hide from a run's agent: each of
-/// `others` (absolute paths) that does not hold one of its own workspace's
-/// checkouts `own` — hiding that would hide the agent's own code too.
-pub fn foreign_checkouts(own: &[PathBuf], others: &[PathBuf]) -> Vec<PathBuf> {
+/// `others` (absolute paths) that does not hold a path in `keep` — its own
+/// workspace's checkouts, and what every agent needs (`HOME`, the temporary
+/// and data directories): a checkout at `~` (dotfiles) must not hide `~`.
+pub fn foreign_checkouts(keep: &[PathBuf], others: &[PathBuf]) -> Vec<PathBuf> {
     let mut hidden: Vec<PathBuf> = others
         .iter()
-        .filter(|other| !own.iter().any(|o| o.starts_with(other)))
+        .filter(|other| !keep.iter().any(|k| k.starts_with(other)))
         .cloned()
         .collect();
     hidden.sort();
@@ -215,6 +216,16 @@ mod tests {
             foreign_checkouts(&[], &[PathBuf::from("/src/a")]),
             [PathBuf::from("/src/a")],
             "a run with no checkout of its own hides them all"
+        );
+    }
+
+    #[test]
+    fn a_checkout_holding_home_or_the_data_directory_stays_readable() {
+        let keep = ["/src/api", "/home/dev", "/tmp", "/home/dev/.kandev"].map(PathBuf::from);
+        let others = ["/home/dev", "/home/dev/src/billing", "/"].map(PathBuf::from);
+        assert_eq!(
+            foreign_checkouts(&keep, &others),
+            [PathBuf::from("/home/dev/src/billing")]
         );
     }
 

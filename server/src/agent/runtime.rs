@@ -123,7 +123,7 @@ impl AcpRuntime {
             return Ok(None);
         };
         // As `kandev confine` will see them: resolved, else as the server names them.
-        let resolved = |p: &str| {
+        let resolved = |p: &std::path::Path| {
             std::fs::canonicalize(p)
                 .or_else(|_| std::path::absolute(p))
                 .unwrap_or_else(|_| p.into())
@@ -133,18 +133,24 @@ impl AcpRuntime {
             .list_repositories(workspace_id)
             .await
             .map_err(|e| e.to_string())?;
-        let own: Vec<PathBuf> = own
+        // Its own checkouts, and what every agent needs, stay readable.
+        let needed = [std::env::temp_dir(), self.settings.data_dir.clone()]
+            .into_iter()
+            .chain(std::env::var_os("HOME").map(PathBuf::from));
+        let keep: Vec<PathBuf> = own
             .iter()
             .filter(|r| !r.local_path.is_empty())
-            .map(|r| resolved(&r.local_path))
+            .map(|r| PathBuf::from(&r.local_path))
+            .chain(needed)
+            .map(|p| resolved(&p))
             .collect();
         let others = self
             .store
             .checkouts_outside(workspace_id)
             .await
             .map_err(|e| e.to_string())?;
-        let others: Vec<PathBuf> = others.iter().map(|p| resolved(p)).collect();
-        Ok(Some(base.also_hiding(foreign_checkouts(&own, &others))))
+        let others: Vec<PathBuf> = others.iter().map(|p| resolved(p.as_ref())).collect();
+        Ok(Some(base.also_hiding(foreign_checkouts(&keep, &others))))
     }
 
     async fn checkout_git_dir(&self, task: &Task) -> Option<PathBuf> {
