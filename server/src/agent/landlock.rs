@@ -3,7 +3,9 @@
 //! reads everything but the hidden paths, and writes only its worktree, any
 //! `--write` path (its checkout's `.git`), the temporary directory, `HOME`
 //! and `/dev`; it may
-//! not signal processes outside its sandbox (the server, other agents).
+//! not signal processes outside its sandbox (the server, other agents), nor
+//! connect to their abstract unix sockets (a container runtime's shim, a
+//! desktop's X server or bus listen on those).
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -80,7 +82,7 @@ fn access(path: &Path, reach: Reach) -> BitFlags<AccessFs> {
 fn restrict(worktree: &Path, hidden: &[PathBuf], write: &[PathBuf]) -> Result<RulesetStatus, String> {
     let mut ruleset = Ruleset::default()
         .handle_access(AccessFs::from_all(ABI_WRITTEN_FOR))
-        .and_then(|r| r.scope(Scope::Signal))
+        .and_then(|r| r.scope(Scope::Signal | Scope::AbstractUnixSocket))
         .and_then(|r| r.create())
         .map_err(|e| e.to_string())?;
     for (path, reach) in grants(worktree, hidden, write) {

@@ -228,6 +228,10 @@ async fn run_turn(cx: &ConnectionTo<Client>, session: &SessionId, state: &Sessio
                 let said = outcome("write", &path, std::fs::write(&path, "written by an agent\n"));
                 let _ = cx.send_notification(text_update(session, false, &said));
             }
+            Directive::Connect(name) => {
+                let said = outcome("connect", &name, connect_abstract(&name));
+                let _ = cx.send_notification(text_update(session, false, &said));
+            }
             Directive::Spawn(script) => {
                 let said = match spawn_in_background(&script) {
                     Ok(pid) => format!("spawned={pid}"),
@@ -298,6 +302,19 @@ async fn run_turn(cx: &ConnectionTo<Client>, session: &SessionId, state: &Sessio
         }
     }
     StopReason::EndTurn
+}
+
+/// Connects to the abstract unix socket `@name` (Linux's own namespace).
+#[cfg(target_os = "linux")]
+fn connect_abstract(name: &str) -> std::io::Result<()> {
+    use std::os::linux::net::SocketAddrExt;
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.trim_start_matches('@'))?;
+    std::os::unix::net::UnixStream::connect_addr(&addr).map(drop)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn connect_abstract(_name: &str) -> std::io::Result<()> {
+    Err(std::io::ErrorKind::Unsupported.into())
 }
 
 /// `sh -c script`, left running (its exit reaped in the background): what an

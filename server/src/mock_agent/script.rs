@@ -21,6 +21,9 @@ pub enum Directive {
     Read(String),
     /// Writes a file and says whether it could (tests of confinement).
     Write(String),
+    /// Connects to an abstract unix socket (`@name`) and says whether it
+    /// could (tests of confinement).
+    Connect(String),
     /// Starts `sh -c` with the text in the background, detached from the
     /// agent's stdio, and says its pid (tests of what outlives a turn).
     Spawn(String),
@@ -196,6 +199,7 @@ pub fn parse_line(line: &str) -> Option<Directive> {
         "read" => parse_string_arg(args).map(Directive::Read),
         "write" => parse_string_arg(args).map(Directive::Write),
         "spawn" => parse_string_arg(args).map(Directive::Spawn),
+        "connect" => parse_string_arg(args).map(Directive::Connect),
         _ => None,
     }
 }
@@ -275,6 +279,7 @@ mod tests {
             Some(Directive::Read("/etc/x".into()))
         );
         assert_eq!(parse_line("e2e:write(\"out\")"), Some(Directive::Write("out".into())));
+        assert_eq!(parse_line("e2e:connect(\"@x\")"), Some(Directive::Connect("@x".into())));
         assert_eq!(
             parse_line("e2e:spawn(\"sleep 9\")"),
             Some(Directive::Spawn("sleep 9".into()))
