@@ -121,16 +121,17 @@ pub fn start<S: AsRef<std::ffi::OsStr>>(
     program: &str,
     args: &[S],
 ) -> tokio::process::Command {
-    let mut cmd = match confinement {
+    match confinement {
+        // `kandev confine` starts a session, and so a group, of its own
+        // (`setsid`, refused to a group leader: it must not lead one yet).
         Some(c) => c.confined(worktree, write, program, args),
         None => {
             let mut cmd = tokio::process::Command::new(program);
             cmd.args(args);
+            super::group::lead_a_group(&mut cmd);
             cmd
         }
-    };
-    super::group::lead_a_group(&mut cmd);
-    cmd
+    }
 }
 
 /// How the server's agents are confined: through this `kandev` binary (in

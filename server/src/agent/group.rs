@@ -5,7 +5,8 @@
 //! pipes open). A process that calls `setsid` leaves the group; only a
 //! cgroup would hold it.
 
-/// Makes `cmd`'s process the leader of a new process group.
+/// Makes `cmd`'s process the leader of a new process group (a confined one
+/// makes its own, with `setsid`, in `kandev confine`).
 pub fn lead_a_group(cmd: &mut tokio::process::Command) -> &mut tokio::process::Command {
     #[cfg(unix)]
     cmd.process_group(0);

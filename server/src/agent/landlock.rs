@@ -115,6 +115,11 @@ pub fn confine_and_exec(
         .iter()
         .map(|h| canonical(h).unwrap_or_else(|| h.clone()))
         .collect();
+    // A session of its own: no controlling terminal to type into (TIOCSTI)
+    // when the server runs in one, and a process group the server ends.
+    if let Err(e) = rustix::process::setsid() {
+        eprintln!("{CONFINE_SAYS} could not start a session of its own ({e}): the agent keeps the server's terminal");
+    }
     let enforced = match restrict(&worktree, &hidden, write) {
         Ok(RulesetStatus::FullyEnforced) => Enforced::Fully,
         Ok(RulesetStatus::PartiallyEnforced) => Enforced::Partially,

@@ -169,3 +169,29 @@ async fn a_confined_agent_cannot_connect_to_an_abstract_socket_of_the_host() {
     assert_eq!(said.concat(), format!("connect @{name}: denied"));
     app.stop().await;
 }
+
+/// A server started in a terminal: `script(1)` runs a command in a new
+/// terminal session, as a shell does. A confined agent is in a session of
+/// its own, with no terminal to push keystrokes into (TIOCSTI).
+#[test]
+fn a_confined_agent_has_no_terminal_to_type_into() {
+    let probe = "if (: </dev/tty) 2>/dev/null; then echo has-a-terminal; else echo no-terminal; fi";
+    let in_a_terminal = |cmd: String| {
+        let out = Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("script(1)");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(
+        in_a_terminal(format!("sh -c '{probe}'")),
+        "has-a-terminal",
+        "the premise"
+    );
+    // As the server starts it: a child, not the session's leader (`; :` keeps sh from exec'ing it).
+    let bin = env!("CARGO_BIN_EXE_kandev");
+    let confined = in_a_terminal(format!("sh -c \"{bin} confine --worktree /tmp -- sh -c '{probe}'; :\""));
+    assert!(confined.ends_with("no-terminal"), "{confined}");
+    assert!(!confined.contains("could not start a session"), "{confined}");
+}
