@@ -112,9 +112,6 @@ impl AcpRuntime {
         Ok(p)
     }
 
-    /// The `.git` of the checkout a task's worktree was made from, which its
-    /// agent commits into: from the registered repository, never from the
-    /// worktree (whose `.git` file the agent can rewrite).
     /// How an agent of `workspace_id`'s runs (and git in its checkouts) is
     /// confined: as the server says, hiding every other workspace's checkouts
     /// too. `Err` when those cannot be read: it starts so confined or not at all.
@@ -153,6 +150,9 @@ impl AcpRuntime {
         Ok(Some(base.also_hiding(foreign_checkouts(&keep, &others))))
     }
 
+    /// The `.git` of the checkout a task's worktree was made from, which its
+    /// agent commits into: from the registered repository, never from the
+    /// worktree (whose `.git` file the agent can rewrite).
     async fn checkout_git_dir(&self, task: &Task) -> Option<PathBuf> {
         let repo = self.store.get_repository(task.repository_id.as_deref()?).await.ok()?;
         let dot_git = workdir::checkout(&repo.local_path).ok()??.join(".git");
@@ -422,6 +422,20 @@ impl AcpRuntime {
         group.kill();
         let _ = child.start_kill();
         let status = child.wait().await.ok();
+        // What confine said matters only when the turn failed. The group is
+        // gone, so stderr ends soon; a `setsid` escapee holding it is not waited for.
+        let confined = match confine_said {
+            Some(said) if result.is_err() => tokio::time::timeout(Duration::from_secs(1), said)
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .flatten(),
+            Some(said) => {
+                said.abort();
+                None
+            }
+            None => None,
+        };
         let refused = refused.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(title) = refused {
             return TurnOutcome::Failed(permission_refused(&title));
@@ -433,15 +447,6 @@ impl AcpRuntime {
             Ok(Err(m)) if m == "cancelled" => TurnOutcome::Cancelled(m),
             Ok(Err(m)) => TurnOutcome::Failed(m),
             Err(e) => {
-                // The group is gone, so stderr ends soon (unless a `setsid` escapee holds it).
-                let confined = match confine_said {
-                    Some(said) => tokio::time::timeout(Duration::from_secs(1), said)
-                        .await
-                        .ok()
-                        .and_then(Result::ok)
-                        .flatten(),
-                    None => None,
-                };
                 // 126: confine did not start the agent (refused, or could not exec it).
                 if let (Some(said), Some(126)) = (confined, status.and_then(|s| s.code())) {
                     return TurnOutcome::Failed(format!("{CONFINE_SAYS} {said}"));
