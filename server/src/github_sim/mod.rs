@@ -227,30 +227,45 @@ impl Simulator {
     /// Pushes a new commit to the PR's head branch (one more file in its
     /// diff); returns its sha.
     pub fn push(&self, owner: &str, name: &str, number: i64) -> SimResult<String> {
-        self.move_head(owner, name, number, DiffChange::AddFile)
+        self.move_head(owner, name, number, DiffChange::AddFile, None)
+    }
+
+    /// [`push`](Self::push) by `pusher` rather than the PR's author (a
+    /// collaborator pushing to its branch).
+    pub fn push_as(&self, owner: &str, name: &str, number: i64, pusher: &str) -> SimResult<String> {
+        self.move_head(owner, name, number, DiffChange::AddFile, Some(pusher))
     }
 
     /// Force-pushes the PR's changes rebased onto its base: a new head with
     /// the very same diff; returns its sha.
     pub fn rebase(&self, owner: &str, name: &str, number: i64) -> SimResult<String> {
-        self.move_head(owner, name, number, DiffChange::Same)
+        self.move_head(owner, name, number, DiffChange::Same, None)
     }
 
     /// Pushes a commit that only makes the PR's first file executable;
     /// returns its sha.
     pub fn chmod(&self, owner: &str, name: &str, number: i64) -> SimResult<String> {
-        self.move_head(owner, name, number, DiffChange::Chmod)
+        self.move_head(owner, name, number, DiffChange::Chmod, None)
     }
 
-    fn move_head(&self, owner: &str, name: &str, number: i64, change: DiffChange) -> SimResult<String> {
+    /// A new head pushed by `pusher` (the PR's author when `None`).
+    fn move_head(
+        &self,
+        owner: &str,
+        name: &str,
+        number: i64,
+        change: DiffChange,
+        pusher: Option<&str>,
+    ) -> SimResult<String> {
         let (sha, pr_payload, push_payload) = {
             let mut s = self.lock();
             let sha = s.new_sha();
             let pr = s.pr_mut(owner, name, number).ok_or_else(|| missing("pull request"))?;
             let before = pr.head_sha.clone();
             let branch = pr.head_ref.clone();
+            let pusher = pusher.map_or_else(|| pr.author.clone(), str::to_string);
             s.carry_diff(owner, name, &before, &sha, change);
-            s.head_moved(owner, name, number, sha.clone());
+            s.head_moved(owner, name, number, sha.clone(), &pusher);
             (
                 sha.clone(),
                 webhooks::pull_request(&s, owner, name, number, "synchronize"),

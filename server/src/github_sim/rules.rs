@@ -110,8 +110,8 @@ impl SimRepo {
         rules.max(self.required_approvals)
     }
 
-    /// A rule requires approving the newest push, and no approval came
-    /// since the head last moved.
+    /// A rule requires approving the newest push, and no approval by
+    /// someone other than its pusher came since the head last moved.
     pub fn last_push_unapproved(&self, pr: &SimPr) -> bool {
         ((self.applies(&pr.base_ref) && self.rulesets.iter().any(|r| r.last_push_approval))
             || self.protection_last_push_approval)
@@ -119,7 +119,7 @@ impl SimRepo {
                 .reviews
                 .iter()
                 .skip(pr.reviews_at_last_push)
-                .any(|r| r.state == "APPROVED")
+                .any(|r| r.state == "APPROVED" && r.user != pr.last_pusher)
     }
 
     /// A ruleset on `base` or classic protection requires a code owner's approval.

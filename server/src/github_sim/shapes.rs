@@ -189,7 +189,7 @@ impl SimRepo {
             "draft": pr.draft, "merged": pr.merged,
             "merged_at": ts(pr.merged_at), "closed_at": ts(pr.closed_at),
             "created_at": ts_or_now(pr.created_at), "updated_at": ts_or_now(pr.updated_at),
-            "merged_by": if pr.merged { user("kandev-merger") } else { Value::Null },
+            "merged_by": if pr.merged { user(super::state::TOKEN_USER) } else { Value::Null },
             "merge_commit_sha": pr.merge_commit_sha,
             "mergeable": if pr.state == "open" && known { json!(!pr.conflict) } else { Value::Null },
             "rebaseable": if pr.state == "open" && known { json!(!pr.conflict) } else { Value::Null },

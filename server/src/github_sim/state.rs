@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use super::check_apps::{CheckReport, SimRequired};
 
+/// The account the API's token belongs to: it merges, and its branch
+/// updates are its pushes.
+pub const TOKEN_USER: &str = "kandev-merger";
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SimCheckRun {
     pub id: i64,
@@ -114,6 +118,10 @@ pub struct SimPr {
     /// ones approve the newest push.
     #[serde(default)]
     pub reviews_at_last_push: usize,
+    /// Who pushed the head last: GitHub does not count their own approval
+    /// of it under "require approval of the most recent reviewable push".
+    #[serde(default)]
+    pub last_pusher: String,
     /// Merges accepted for this PR (a 5xx after a merge must not add a second).
     pub merge_count: i64,
     pub update_branch_count: i64,
@@ -500,7 +508,7 @@ impl SimState {
 
     /// A PR's head moved (a push, a landed update): mergeability is
     /// recomputed and the repository's CI, if any, starts on the new commit.
-    pub fn head_moved(&mut self, owner: &str, name: &str, number: i64, sha: String) {
+    pub fn head_moved(&mut self, owner: &str, name: &str, number: i64, sha: String, pusher: &str) {
         let now = Utc::now();
         let settle = chrono::Duration::milliseconds(self.timing.mergeable_settle_ms as i64);
         let Some(before) = self.pr_mut(owner, name, number).map(|pr| pr.clone()) else {
@@ -512,6 +520,7 @@ impl SimState {
         };
         pr.head_sha = sha.clone();
         pr.reviews_at_last_push = pr.reviews.len();
+        pr.last_pusher = pusher.to_string();
         pr.updated_at = Some(now);
         pr.mergeable_unknown_until = Some(now + settle);
         pr.base_moved = false;

@@ -62,7 +62,7 @@ fn land_updates(s: &mut SimState, out: &mut Deliveries) {
             },
         );
         s.carry_diff(&o, &r, &before, &sha, change);
-        s.head_moved(&o, &r, n, sha);
+        s.head_moved(&o, &r, n, sha, super::state::TOKEN_USER);
         out.push(("pull_request", webhooks::pull_request(s, &o, &r, n, "synchronize")));
     }
 }

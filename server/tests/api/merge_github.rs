@@ -11,7 +11,9 @@ use kandev_server::github_sim::{Faults, RepoFault, Timing};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::github_support::{Sim, approve_with_pr, fast, last_of, simulator, wait_status, waiting_for_checks};
+use crate::github_support::{
+    READ_LAG_MS, Sim, approve_with_pr, fast, last_of, simulator, wait_status, waiting_for_checks,
+};
 use crate::support::{Db, eventually};
 
 /// CI that passes `build` on every new commit a moment after it appears.
@@ -212,6 +214,43 @@ async fn waits_for_the_last_push_review(gh: &Sim) {
     let pr = gh.sim.pr("acme", "api", n).unwrap();
     assert!(pr.merged);
     assert_eq!(pr.update_branch_count, 1);
+    app.stop().await;
+}
+
+/// GitHub does not count the approval of whoever pushed the head last
+/// under "require approval of the most recent reviewable push": a
+/// collaborator who pushed and approved leaves the PR waiting, named, until
+/// someone else approves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_last_push_approval_the_pusher_s_own_approval_does_not_count() {
+    let gh = simulator().await;
+    gh.ruleset(|r| {
+        r.required_approvals = 1;
+        r.last_push_approval = true;
+        r.required_checks = vec!["build".into()];
+    });
+    gh.auto_build(50);
+    let n = gh.green_pr("Fixed up by a collaborator");
+    gh.sim.push_as("acme", "api", n, "hubot").unwrap();
+    gh.sim.add_review("acme", "api", n, "hubot", "APPROVED").unwrap();
+    // GitHub's reads lag a push: the approval binds the head once they show it.
+    tokio::time::sleep(Duration::from_millis(READ_LAG_MS + 200)).await;
+    let app = fast(&gh, Db::Sqlite).start().await;
+    let t = approve_with_pr(&app, n, "").await;
+    eventually(
+        "the merger to wait for an approval by someone other than the pusher",
+        Duration::from_secs(20),
+        || async {
+            let events = app.get(&format!("/api/v1/tasks/{t}/events")).await.body;
+            last_of(&events, "merge_progress")["payload"]["said"]["args"]["pending"][0]["args"]["missing"][0]["id"]
+                == "last-push-review"
+        },
+    )
+    .await;
+    assert!(!gh.sim.pr("acme", "api", n).unwrap().merged);
+    gh.sim.add_review("acme", "api", n, "mona", "APPROVED").unwrap();
+    wait_status(&app, &t, "done").await;
+    assert!(gh.sim.pr("acme", "api", n).unwrap().merged);
     app.stop().await;
 }
 
