@@ -112,6 +112,21 @@ pub fn verdict(required: bool, enforced: Enforced) -> Verdict {
     }
 }
 
+/// How far a server's agents are confined, from trying `kandev confine`
+/// once (whether it ran, and what it said): `full`, `partial`, `none` (the
+/// kernel has no Landlock) or `failed`. `/metrics` shows it.
+pub fn posture(ran: bool, said: &str) -> &'static str {
+    if !ran {
+        "failed"
+    } else if said.contains(NOT_ENFORCED) {
+        "none"
+    } else if said.contains(PARTIALLY_ENFORCED) {
+        "partial"
+    } else {
+        "full"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,5 +273,13 @@ mod tests {
             verdict(true, Enforced::Not),
             Verdict::Refuse("this kernel has no Landlock and confinement is required: the agent does not start")
         );
+    }
+
+    #[test]
+    fn the_posture_is_what_trying_confine_showed() {
+        assert_eq!(posture(true, ""), "full");
+        assert_eq!(posture(true, PARTIALLY_ENFORCED), "partial");
+        assert_eq!(posture(true, NOT_ENFORCED), "none");
+        assert_eq!(posture(false, "could not confine the agent: x"), "failed");
     }
 }

@@ -93,7 +93,7 @@ pub struct Application {
 pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<Services>, StartError> {
     crate::tls::install_crypto_provider();
     let access_settings = access_settings(&settings)?;
-    let confinement = crate::agent::confine::for_settings(&settings, options.mock_agent_bin.as_deref())
+    let (confinement, posture) = crate::agent::confine::for_settings(&settings, options.mock_agent_bin.as_deref())
         .await
         .map_err(StartError::Config)?;
     let store = Store::connect(&settings.database_url).await?;
@@ -113,6 +113,7 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
         .await?
     };
     let metrics = Metrics::default();
+    metrics.agents_confinement(posture);
     let access = Arc::new(Access::new(store.clone(), clock.clone(), access_settings)?);
     let outbox = Arc::new(Outbox::new(store.clone(), bus.clone(), clock.clone(), metrics.clone()));
     let leases = Arc::new(Leases::new(store.clone(), clock.clone(), replica_id(&settings)));

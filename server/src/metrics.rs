@@ -35,6 +35,7 @@ pub struct Metrics {
     lone_writes_waiting: Gauge,
     guard_reads_gathered: Counter,
     guard_statements_gathered: Counter,
+    agents_confinement: Family<Labels, Gauge>,
 }
 
 impl Default for Metrics {
@@ -129,7 +130,14 @@ impl Default for Metrics {
             "Statements that answered the gathered guard reads",
             guard_statements_gathered.clone(),
         );
+        let agents_confinement = Family::<Labels, Gauge>::default();
+        registry.register(
+            "agents_confinement",
+            "How far agents are confined (1 on the state): full, partial, none (no Landlock), failed, off",
+            agents_confinement.clone(),
+        );
         Metrics {
+            agents_confinement,
             registry: Arc::new(Mutex::new(registry)),
             board_reads,
             guard_reads_gathered,
@@ -230,6 +238,13 @@ impl Metrics {
     /// `resumed` or `failed`.
     pub fn run_recovered(&self, how: &str) {
         self.runs_recovered.get_or_create(&labels(&[("outcome", how)])).inc();
+    }
+
+    /// How far this server's agents are confined (`core::confine::posture`, or `off`).
+    pub fn agents_confinement(&self, state: &str) {
+        self.agents_confinement
+            .get_or_create(&labels(&[("state", state)]))
+            .set(1);
     }
 
     /// The text exposition format.

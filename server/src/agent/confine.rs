@@ -138,8 +138,12 @@ pub fn start<S: AsRef<std::ffi::OsStr>>(
 /// tests, the built one), on Linux, as `KANDEV_AGENTS_CONFINEMENT` says.
 /// Tried once here, so a kernel that cannot confine them is known at start:
 /// where confinement is required the server does not start (`Err`), else
-/// it says so once as a warning (and each agent start again).
-pub async fn for_settings(settings: &Settings, kandev_bin: Option<&Path>) -> Result<Option<Confinement>, String> {
+/// it says so once as a warning (and each agent start again). Also says
+/// how far they are confined (`core::confine::posture`, or `off`).
+pub async fn for_settings(
+    settings: &Settings,
+    kandev_bin: Option<&Path>,
+) -> Result<(Option<Confinement>, &'static str), String> {
     let mode = settings.confinement_mode();
     if settings.agents_unconfined && settings.agents_confinement == AgentsConfinement::Required {
         return Err("KANDEV_AGENTS_UNCONFINED contradicts KANDEV_AGENTS_CONFINEMENT=required".into());
@@ -147,13 +151,13 @@ pub async fn for_settings(settings: &Settings, kandev_bin: Option<&Path>) -> Res
     let required = mode == AgentsConfinement::Required;
     let refuse = |why: &str| format!("agents cannot be confined, which KANDEV_AGENTS_CONFINEMENT=required asks: {why}");
     if mode == AgentsConfinement::Off {
-        return Ok(None);
+        return Ok((None, "off"));
     }
     if !cfg!(target_os = "linux") {
         return if required {
             Err(refuse("Landlock is Linux's"))
         } else {
-            Ok(None)
+            Ok((None, "off"))
         };
     }
     let bin = kandev_bin
@@ -164,7 +168,7 @@ pub async fn for_settings(settings: &Settings, kandev_bin: Option<&Path>) -> Res
             return Err(refuse("this binary's own path is unknown"));
         }
         tracing::warn!("agents run unconfined: this binary's own path is unknown");
-        return Ok(None);
+        return Ok((None, "off"));
     };
     let confinement = Confinement::new(bin, &settings.data_dir, &settings.database_url).requiring(required);
     let probe = confinement
@@ -189,7 +193,10 @@ pub async fn for_settings(settings: &Settings, kandev_bin: Option<&Path>) -> Res
         (false, true) => return Err(refuse(&said)),
         (false, false) => tracing::warn!("`kandev confine` failed on trying it ({}): {said}", probe.status),
     }
-    Ok(Some(confinement))
+    Ok((
+        Some(confinement),
+        kandev_core::confine::posture(probe.status.success(), &said),
+    ))
 }
 
 /// What `kandev confine` says on stderr starts so; the runtime logs it as a warning.
@@ -224,11 +231,11 @@ mod confinement_tests {
         use crate::config::{AgentsConfinement, Settings};
         let mut s = Settings::defaults();
         s.agents_confinement = AgentsConfinement::Off;
-        assert!(super::for_settings(&s, None).await.expect("starts").is_none());
+        assert!(matches!(super::for_settings(&s, None).await, Ok((None, "off"))));
         let mut s = Settings::defaults();
         s.agents_unconfined = true;
         assert_eq!(s.confinement_mode(), AgentsConfinement::Off);
-        assert!(super::for_settings(&s, None).await.expect("starts").is_none());
+        assert!(matches!(super::for_settings(&s, None).await, Ok((None, "off"))));
     }
 
     #[tokio::test]

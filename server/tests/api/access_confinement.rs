@@ -195,3 +195,33 @@ fn a_confined_agent_has_no_terminal_to_type_into() {
     assert!(confined.ends_with("no-terminal"), "{confined}");
     assert!(!confined.contains("could not start a session"), "{confined}");
 }
+
+async fn metrics_of(app: &crate::support::TestApp) -> String {
+    let url = format!("{}/metrics", app.base);
+    reqwest::get(url).await.expect("metrics").text().await.expect("text")
+}
+
+/// Operators see how far agents are confined, not only in a start-up log line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_say_how_far_agents_are_confined() {
+    let (is, is_not) = if landlock_here() {
+        ("full", "none")
+    } else {
+        ("none", "full")
+    };
+    let app = spawn_app(Db::Sqlite).await;
+    let said = metrics_of(&app).await;
+    assert!(
+        said.contains(&format!("kandev_agents_confinement{{state=\"{is}\"}} 1")),
+        "{said}"
+    );
+    assert!(!said.contains(&format!("state=\"{is_not}\"")), "{said}");
+    app.stop().await;
+    let off = Spawn::new(Db::Sqlite)
+        .settings(|s| s.agents_confinement = kandev_server::config::AgentsConfinement::Off)
+        .start()
+        .await;
+    let said = metrics_of(&off).await;
+    assert!(said.contains("kandev_agents_confinement{state=\"off\"} 1"), "{said}");
+    off.stop().await;
+}
