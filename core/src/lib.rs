@@ -9,6 +9,7 @@ pub mod agenda;
 pub mod api;
 pub mod board;
 pub mod bounds;
+pub mod bus_trust;
 pub mod checks;
 pub mod confine;
 pub mod cron;

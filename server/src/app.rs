@@ -27,7 +27,7 @@ use crate::automation::push_ci::PushCiSubscriber;
 use crate::automation::scheduler::Scheduler;
 use crate::automation::{AutomationService, StoreTaskOriginLookup};
 use crate::board::BoardService;
-use crate::bus::Bus;
+use crate::bus::{Bus, BusTrust};
 use crate::clock::{Clock, SystemClock};
 use crate::config::Settings;
 use crate::coord::{Leases, Outbox, new_replica_id};
@@ -97,12 +97,16 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
         .await
         .map_err(StartError::Config)?;
     let store = Store::connect(&settings.database_url).await?;
+    let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
+    let metrics = Metrics::default();
     let bus = if settings.nats_url.trim().is_empty() {
         Bus::memory()
     } else {
-        Bus::nats(settings.nats_url.trim(), &settings.nats_stream).await?
+        let candidate = crate::access::credentials::random_hex::<32>()?;
+        let key = store.installation_key("bus", candidate, clock.now()).await?;
+        let trust = BusTrust::new(&key, BusTrust::outbox_of(store.clone()), metrics.clone());
+        Bus::nats(settings.nats_url.trim(), &settings.nats_stream, trust).await?
     };
-    let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
     let live = if settings.nats_url.trim().is_empty() {
         LiveHub::default()
     } else {
@@ -112,7 +116,6 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
         )
         .await?
     };
-    let metrics = Metrics::default();
     metrics.agents_confinement(posture);
     let access = Arc::new(Access::new(store.clone(), clock.clone(), access_settings)?);
     let outbox = Arc::new(Outbox::new(store.clone(), bus.clone(), clock.clone(), metrics.clone()));

@@ -29,6 +29,7 @@ pub struct Metrics {
     outbox_waiting: Gauge,
     outbox_oldest_seconds: Gauge<f64, std::sync::atomic::AtomicU64>,
     evaluations_dropped: Counter,
+    bus_messages_refused: Counter,
     runs_recovered: Family<Labels, Counter>,
     requests_shed: Family<Labels, Counter>,
     board_reads: Family<Labels, Counter>,
@@ -84,6 +85,12 @@ impl Default for Metrics {
             outbox_oldest_seconds.clone(),
         );
         let evaluations_dropped = Counter::default();
+        let bus_messages_refused = Counter::default();
+        registry.register(
+            "bus_messages_refused",
+            "NATS messages refused: no valid seal, and not in the outbox",
+            bus_messages_refused.clone(),
+        );
         let runs_recovered = Family::<Labels, Counter>::default();
         registry.register(
             "outbox_published",
@@ -148,6 +155,7 @@ impl Default for Metrics {
             outbox_waiting,
             outbox_oldest_seconds,
             evaluations_dropped,
+            bus_messages_refused,
             runs_recovered,
             http_requests,
             http_duration,
@@ -228,6 +236,10 @@ impl Metrics {
 
     pub fn evaluation_dropped(&self) {
         self.evaluations_dropped.inc();
+    }
+
+    pub fn bus_message_refused(&self) {
+        self.bus_messages_refused.inc();
     }
 
     /// `hit` or `miss`.

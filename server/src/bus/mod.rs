@@ -3,8 +3,10 @@
 //! durable, one handler per consumer group across replicas). Consumers decode both forms through
 //! `kandev_core::events::FromPayload` and ignore malformed data.
 
+mod address;
 mod memory;
 mod nats;
+mod seal;
 
 use std::sync::Arc;
 
@@ -12,8 +14,10 @@ use chrono::Utc;
 use futures::future::BoxFuture;
 use kandev_core::events::{Event, Payload};
 
+pub use address::{NatsAddress, nats_address};
 pub use memory::MemoryBus;
 pub use nats::{NatsBus, live_subject};
+pub use seal::{BusTrust, SEAL_HEADER, Vouch};
 
 /// A subscriber callback. It runs to completion before the next delivery to
 /// the same subscription.
@@ -65,10 +69,11 @@ impl Bus {
         }
     }
 
-    /// NATS JetStream; every replica of one installation uses the same `namespace`.
-    pub async fn nats(url: &str, namespace: &str) -> Result<Bus, BusError> {
+    /// NATS JetStream; every replica of one installation uses the same
+    /// `namespace`, and the same key in `trust`.
+    pub async fn nats(url: &str, namespace: &str, trust: BusTrust) -> Result<Bus, BusError> {
         Ok(Bus {
-            inner: Arc::new(Adapter::Nats(Box::new(NatsBus::connect(url, namespace).await?))),
+            inner: Arc::new(Adapter::Nats(Box::new(NatsBus::connect(url, namespace, trust).await?))),
         })
     }
 

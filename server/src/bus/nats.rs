@@ -4,17 +4,19 @@
 //! replica handles each), a message is acknowledged only after its handler
 //! returns, and one a dead replica held is redelivered to another after the
 //! ack wait. Publishes carry the event id as `Nats-Msg-Id`, so the server
-//! drops a republished event within its duplicate window.
+//! drops a republished event within its duplicate window. Each carries a
+//! seal, and a consumer handles only what a replica of this installation
+//! published (`seal`): anything that reaches NATS can publish into the stream.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer, stream};
 use futures::StreamExt;
-use kandev_core::events::Event;
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 
+use super::seal::{BusTrust, SEAL_HEADER, Verdict};
 use super::{BusError, Handler};
 
 /// How long a handler may hold a message before it is redelivered elsewhere.
@@ -26,6 +28,7 @@ pub struct NatsBus {
     client: async_nats::Client,
     js: jetstream::Context,
     namespace: String,
+    trust: BusTrust,
 }
 
 pub struct NatsSubscription {
@@ -60,8 +63,11 @@ pub fn live_subject(namespace: &str) -> String {
 }
 
 impl NatsBus {
-    pub async fn connect(url: &str, namespace: &str) -> Result<NatsBus, BusError> {
-        let client = async_nats::connect(url)
+    pub async fn connect(url: &str, namespace: &str, trust: BusTrust) -> Result<NatsBus, BusError> {
+        let address = super::nats_address(url, async_nats::ConnectOptions::new())?;
+        let client = address
+            .options
+            .connect(address.server)
             .await
             .map_err(|e| BusError::Connect(e.to_string()))?;
         let js = jetstream::new(client.clone());
@@ -77,7 +83,12 @@ impl NatsBus {
         })
         .await
         .map_err(|e| BusError::Connect(format!("JetStream stream {namespace}: {e}")))?;
-        Ok(NatsBus { client, js, namespace })
+        Ok(NatsBus {
+            client,
+            js,
+            namespace,
+            trust,
+        })
     }
 
     fn wire_subject(&self, subject: &str) -> String {
@@ -85,11 +96,13 @@ impl NatsBus {
     }
 
     pub async fn publish_wire(&self, id: &str, subject: &str, body: Vec<u8>) -> Result<(), BusError> {
+        let wire_subject = self.wire_subject(subject);
         let mut headers = async_nats::HeaderMap::new();
         headers.insert("Nats-Msg-Id", id);
+        headers.insert(SEAL_HEADER, self.trust.seal(&wire_subject, &body).as_str());
         let ack = self
             .js
-            .publish_with_headers(self.wire_subject(subject), headers, body.into())
+            .publish_with_headers(wire_subject, headers, body.into())
             .await
             .map_err(|e| BusError::Publish(e.to_string()))?;
         // Published means stored: wait for the server's acknowledgement.
@@ -128,6 +141,7 @@ impl NatsBus {
             .await
             .map_err(|e| BusError::Subscribe(format!("{durable}: {e}")))?;
         let subject = subject.to_string();
+        let (trust, namespace) = (self.trust.clone(), self.namespace.clone());
         let task = tokio::spawn(async move {
             let slots = Arc::new(Semaphore::new(PARALLEL));
             while let Some(next) = messages.next().await {
@@ -142,11 +156,19 @@ impl NatsBus {
                 let Ok(permit) = slots.clone().acquire_owned().await else {
                     break;
                 };
-                let (handler, subject) = (handler.clone(), subject.clone());
+                let (handler, subject, trust, namespace) =
+                    (handler.clone(), subject.clone(), trust.clone(), namespace.clone());
                 tokio::spawn(async move {
-                    match Event::from_wire(&msg.payload) {
-                        Ok(event) => handler(event).await,
-                        Err(e) => tracing::warn!(subject = %subject, error = %e, "ignoring malformed bus message"),
+                    let seal = msg
+                        .headers
+                        .as_ref()
+                        .and_then(|h| h.get(SEAL_HEADER))
+                        .map(|v| v.as_str());
+                    match trust.check(&namespace, &msg.subject, &msg.payload, seal).await {
+                        Verdict::Handle(event) => handler(*event).await,
+                        Verdict::Drop => {}
+                        // Not acknowledged: it comes again after the ack wait.
+                        Verdict::Retry => return,
                     }
                     if let Err(e) = msg.ack().await {
                         tracing::warn!(subject = %subject, error = %e, "could not acknowledge a message; it will come again");

@@ -51,7 +51,9 @@ impl Outgoing {
         // async-nats reports the first connection as `Connected` too; only
         // the ones after it follow an outage.
         let connects = Arc::new(AtomicUsize::new(0));
-        let client = async_nats::ConnectOptions::new()
+        let address = crate::bus::nats_address(url, async_nats::ConnectOptions::new())?;
+        let client = address
+            .options
             .no_echo()
             .event_callback(move |event| {
                 let on_event = on_event.clone();
@@ -68,7 +70,7 @@ impl Outgoing {
                     }
                 }
             })
-            .connect(url)
+            .connect(address.server)
             .await
             .map_err(|e| BusError::Connect(format!("live updates: {e}")))?;
         let mut incoming = client

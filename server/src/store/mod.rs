@@ -12,6 +12,7 @@ mod gathered;
 pub mod github_state;
 mod guard_reads;
 mod inline;
+mod keys;
 pub mod leases;
 mod lone;
 mod members;
@@ -157,6 +158,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         14,
         "session_token_hash",
         include_str!("../../migrations/0014_session_token_hash.sql"),
+    ),
+    (
+        15,
+        "installation_keys",
+        include_str!("../../migrations/0015_installation_keys.sql"),
     ),
 ];
 

@@ -91,6 +91,17 @@ impl Store {
         Ok(published + received)
     }
 
+    /// The subject and wire body the outbox holds under `id` (published
+    /// events are kept an hour): how a replica vouches for an unsealed one.
+    pub async fn stored_event(&self, id: &str) -> StoreResult<Option<(String, Vec<u8>)>> {
+        let row = sqlx::query("SELECT subject, body FROM outbox WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&mut *self.read().await?)
+            .await?;
+        row.map(|r| Ok((r.text("subject")?, r.text("body")?.into_bytes())))
+            .transpose()
+    }
+
     /// How many events wait to be published.
     pub async fn outbox_backlog(&self) -> StoreResult<i64> {
         Ok(self.outbox_waiting().await?.0)

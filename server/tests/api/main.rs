@@ -18,6 +18,7 @@ mod automations_home;
 mod automations_yaml;
 mod board_cache;
 mod bounds;
+mod bus_trust;
 mod check_reruns;
 mod cluster;
 mod coordination;
