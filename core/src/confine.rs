@@ -127,6 +127,42 @@ pub fn posture(ran: bool, said: &str) -> &'static str {
     }
 }
 
+/// `KANDEV_AGENTS_TCP_PORTS`: `None` when agents may connect to any TCP port
+/// (empty), else the only ports they may (`none`: no port but Kandev's own,
+/// which the server adds for MCP). Sorted, each once.
+pub fn tcp_ports(setting: &str) -> Result<Option<Vec<u16>>, String> {
+    let setting = setting.trim();
+    if setting.is_empty() {
+        return Ok(None);
+    }
+    if setting.eq_ignore_ascii_case("none") {
+        return Ok(Some(Vec::new()));
+    }
+    let mut ports = setting
+        .split(',')
+        .map(|p| match p.trim().parse::<u16>() {
+            Ok(port) if port > 0 => Ok(port),
+            _ => Err(format!(
+                "KANDEV_AGENTS_TCP_PORTS: {:?} is not a TCP port (1-65535); give ports apart by commas, e.g. 443,22",
+                p.trim()
+            )),
+        })
+        .collect::<Result<Vec<u16>, String>>()?;
+    ports.sort_unstable();
+    ports.dedup();
+    Ok(Some(ports))
+}
+
+/// The ports a confined process may connect to: the setting's and, when it
+/// restricts them, `own` (the server's port: an agent's MCP tools are there).
+pub fn connectable(setting: Option<&[u16]>, own: Option<u16>) -> Option<Vec<u16>> {
+    let mut ports = setting?.to_vec();
+    ports.extend(own);
+    ports.sort_unstable();
+    ports.dedup();
+    Some(ports)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,5 +317,31 @@ mod tests {
         assert_eq!(posture(true, PARTIALLY_ENFORCED), "partial");
         assert_eq!(posture(true, NOT_ENFORCED), "none");
         assert_eq!(posture(false, "could not confine the agent: x"), "failed");
+    }
+
+    #[test]
+    fn tcp_ports_empty_means_any_port_and_none_means_only_kandev_s() {
+        assert_eq!(tcp_ports(""), Ok(None));
+        assert_eq!(tcp_ports("  "), Ok(None));
+        assert_eq!(tcp_ports("none"), Ok(Some(vec![])));
+        assert_eq!(tcp_ports("443, 22,443,80"), Ok(Some(vec![22, 80, 443])));
+    }
+
+    #[test]
+    fn tcp_ports_that_are_not_ports_are_refused_naming_the_bad_one() {
+        for bad in ["0", "65536", "443,", "https", "22;443"] {
+            let err = tcp_ports(bad).unwrap_err();
+            assert!(err.starts_with("KANDEV_AGENTS_TCP_PORTS: "), "{err}");
+        }
+        assert!(tcp_ports("443,x").unwrap_err().contains("\"x\""));
+    }
+
+    #[test]
+    fn kandev_s_own_port_is_added_only_to_a_restricted_list() {
+        assert_eq!(connectable(None, Some(38080)), None);
+        assert_eq!(connectable(Some(&[443]), Some(38080)), Some(vec![443, 38080]));
+        assert_eq!(connectable(Some(&[]), Some(38080)), Some(vec![38080]));
+        assert_eq!(connectable(Some(&[443]), Some(443)), Some(vec![443]));
+        assert_eq!(connectable(Some(&[443]), None), Some(vec![443]));
     }
 }

@@ -38,6 +38,12 @@ pub enum Command {
         /// Refuse to start the agent unless the kernel enforces all of it.
         #[arg(long)]
         require: bool,
+        /// Let the agent connect only to the TCP ports `--connect-tcp` names.
+        #[arg(long)]
+        restrict_tcp: bool,
+        /// A TCP port it may connect to under `--restrict-tcp` (repeatable).
+        #[arg(long)]
+        connect_tcp: Vec<u16>,
         /// The agent's command and its arguments.
         #[arg(last = true, required = true)]
         command: Vec<std::ffi::OsString>,
@@ -179,6 +185,8 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             hide,
             write,
             require,
+            restrict_tcp,
+            connect_tcp,
             command,
         } => {
             let Some((program, args)) = command.split_first() else {
@@ -186,7 +194,8 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             };
             // Said where the runtime looks for it (its warnings), then the
             // exit status a shell gives a command it could not run.
-            let Err(e) = confine(require, &worktree, &hide, &write, program, args);
+            let tcp = restrict_tcp.then_some(connect_tcp.as_slice());
+            let Err(e) = confine(require, &worktree, &hide, &write, tcp, program, args);
             eprintln!("{} {e}", crate::agent::confine::CONFINE_SAYS);
             std::process::exit(126)
         }
@@ -204,11 +213,12 @@ fn confine(
     worktree: &std::path::Path,
     hide: &[std::path::PathBuf],
     write: &[std::path::PathBuf],
+    tcp: Option<&[u16]>,
     program: &std::ffi::OsString,
     args: &[std::ffi::OsString],
 ) -> Result<std::convert::Infallible, String> {
     Err(crate::agent::landlock::confine_and_exec(
-        required, worktree, hide, write, program, args,
+        required, worktree, hide, write, tcp, program, args,
     ))
 }
 
@@ -220,6 +230,7 @@ fn confine(
     _worktree: &std::path::Path,
     _hide: &[std::path::PathBuf],
     _write: &[std::path::PathBuf],
+    _tcp: Option<&[u16]>,
     _program: &std::ffi::OsString,
     _args: &[std::ffi::OsString],
 ) -> Result<std::convert::Infallible, String> {

@@ -97,6 +97,12 @@ pub struct Settings {
     /// Kept for older configurations: the same as `KANDEV_AGENTS_CONFINEMENT=off`.
     #[arg(long, env = "KANDEV_AGENTS_UNCONFINED", hide = true)]
     pub agents_unconfined: bool,
+    /// The only TCP ports confined agents (and the git Kandev runs where
+    /// they can write) may connect to, e.g. `443,22`; Kandev's own port is
+    /// always added, for their MCP tools. Empty: any port. `none`: only Kandev's.
+    /// Keeps them from loopback services such as PostgreSQL and NATS.
+    #[arg(long, env = "KANDEV_AGENTS_TCP_PORTS", default_value = "")]
+    pub agents_tcp_ports: String,
     /// Let notifications reach loopback, private and link-local addresses.
     /// Off by default: workspace owners choose the targets, and must not
     /// reach the server's host, its network or a cloud metadata service.
@@ -152,6 +158,7 @@ impl Settings {
             notify_private_addresses: false,
             agents_confinement: AgentsConfinement::BestEffort,
             agents_unconfined: false,
+            agents_tcp_ports: String::new(),
         }
     }
 }

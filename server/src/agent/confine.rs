@@ -47,6 +47,9 @@ pub struct Confinement {
     pub hidden: Vec<PathBuf>,
     /// Refuse to start what the kernel cannot fully confine (`--require`).
     pub required: bool,
+    /// The only TCP ports it may connect to (`KANDEV_AGENTS_TCP_PORTS`, and
+    /// the server's own); `None`: any.
+    pub tcp_ports: Option<Vec<u16>>,
 }
 
 impl Confinement {
@@ -64,7 +67,23 @@ impl Confinement {
             bin,
             hidden,
             required: false,
+            tcp_ports: None,
         }
+    }
+
+    /// This confinement letting TCP connections reach only `ports` (`None`: any).
+    pub fn connecting(self, ports: Option<Vec<u16>>) -> Self {
+        Self {
+            tcp_ports: ports,
+            ..self
+        }
+    }
+
+    /// This confinement letting the server's own port be reached too, where
+    /// ports are restricted (an agent's MCP tools are served there).
+    pub fn with_server_port(self, port: Option<u16>) -> Self {
+        let tcp_ports = kandev_core::confine::connectable(self.tcp_ports.as_deref(), port);
+        Self { tcp_ports, ..self }
     }
 
     /// This confinement, refusing (`required`) or not to start what the
@@ -77,11 +96,7 @@ impl Confinement {
     pub fn also_hiding(&self, more: impl IntoIterator<Item = PathBuf>) -> Self {
         let mut hidden = self.hidden.clone();
         hidden.extend(more.into_iter().map(|p| std::path::absolute(&p).unwrap_or(p)));
-        Self {
-            bin: self.bin.clone(),
-            hidden,
-            required: self.required,
-        }
+        Self { hidden, ..self.clone() }
     }
 
     /// `kandev confine … -- program args`: `program` confined to `worktree`
@@ -105,6 +120,12 @@ impl Confinement {
         }
         for w in write {
             cmd.arg("--write").arg(w);
+        }
+        if let Some(ports) = &self.tcp_ports {
+            cmd.arg("--restrict-tcp");
+            for port in ports {
+                cmd.arg("--connect-tcp").arg(port.to_string());
+            }
         }
         cmd.arg("--").arg(program).args(args);
         cmd
@@ -170,7 +191,10 @@ pub async fn for_settings(
         tracing::warn!("agents run unconfined: this binary's own path is unknown");
         return Ok((None, "off"));
     };
-    let confinement = Confinement::new(bin, &settings.data_dir, &settings.database_url).requiring(required);
+    let tcp_ports = kandev_core::confine::tcp_ports(&settings.agents_tcp_ports)?;
+    let confinement = Confinement::new(bin, &settings.data_dir, &settings.database_url)
+        .requiring(required)
+        .connecting(tcp_ports);
     let probe = confinement
         .confined(&std::env::temp_dir(), &[], "true", &[] as &[&str])
         .env_clear()
@@ -207,6 +231,44 @@ mod confinement_tests {
     use std::path::{Path, PathBuf};
 
     use super::Confinement;
+
+    #[tokio::test]
+    async fn a_tcp_ports_setting_that_names_no_port_stops_the_server_saying_why() {
+        let mut settings = crate::config::Settings::defaults();
+        settings.agents_tcp_ports = "443,https".into();
+        let err = super::for_settings(&settings, Some(Path::new("/bin/true")))
+            .await
+            .unwrap_err();
+        assert!(
+            err.contains("KANDEV_AGENTS_TCP_PORTS: \"https\" is not a TCP port"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn restricted_ports_reach_kandev_confine_with_the_server_s_own() {
+        let c = Confinement::new(PathBuf::from("/bin/kandev"), Path::new("/d"), "sqlite://x.db")
+            .connecting(Some(vec![443]))
+            .with_server_port(Some(38080));
+        let cmd = c.confined(Path::new("/w"), &[], "agent", &[] as &[&str]);
+        let args: Vec<String> = cmd
+            .as_std()
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let tail = &args[args.iter().position(|a| a == "--restrict-tcp").expect("restricted")..];
+        assert_eq!(
+            tail[..5],
+            ["--restrict-tcp", "--connect-tcp", "443", "--connect-tcp", "38080"]
+        );
+        let open = Confinement::new(PathBuf::from("/bin/kandev"), Path::new("/d"), "sqlite://x.db")
+            .with_server_port(Some(38080))
+            .confined(Path::new("/w"), &[], "agent", &[] as &[&str]);
+        assert!(
+            !open.as_std().get_args().any(|a| a == "--restrict-tcp"),
+            "any port by default"
+        );
+    }
 
     #[test]
     fn the_default_relative_paths_are_hidden_as_the_server_sees_them() {

@@ -5,7 +5,9 @@
 //! and `/dev`; it may
 //! not signal processes outside its sandbox (the server, other agents), nor
 //! connect to their abstract unix sockets (a container runtime's shim, a
-//! desktop's X server or bus listen on those).
+//! desktop's X server or bus listen on those), nor — when the server names
+//! the TCP ports it may use — connect to any other TCP port (loopback
+//! services such as PostgreSQL and NATS among them).
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -13,8 +15,8 @@ use std::path::{Path, PathBuf};
 
 use kandev_core::confine::{Enforced, Reach, Verdict, carve, verdict};
 use landlock::{
-    ABI, Access, AccessFs, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
-    Scope,
+    ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    RulesetStatus, Scope,
 };
 
 use super::confine::CONFINE_SAYS;
@@ -79,12 +81,28 @@ fn access(path: &Path, reach: Reach) -> BitFlags<AccessFs> {
     }
 }
 
-fn restrict(worktree: &Path, hidden: &[PathBuf], write: &[PathBuf]) -> Result<RulesetStatus, String> {
+fn restrict(
+    worktree: &Path,
+    hidden: &[PathBuf],
+    write: &[PathBuf],
+    tcp: Option<&[u16]>,
+) -> Result<RulesetStatus, String> {
     let mut ruleset = Ruleset::default()
         .handle_access(AccessFs::from_all(ABI_WRITTEN_FOR))
         .and_then(|r| r.scope(Scope::Signal | Scope::AbstractUnixSocket))
-        .and_then(|r| r.create())
         .map_err(|e| e.to_string())?;
+    if tcp.is_some() {
+        // Handled, every connect is refused but to the ports granted below.
+        ruleset = ruleset
+            .handle_access(AccessNet::ConnectTcp)
+            .map_err(|e| e.to_string())?;
+    }
+    let mut ruleset = ruleset.create().map_err(|e| e.to_string())?;
+    for port in tcp.unwrap_or_default() {
+        ruleset = ruleset
+            .add_rule(NetPort::new(*port, AccessNet::ConnectTcp))
+            .map_err(|e| format!("TCP port {port}: {e}"))?;
+    }
     for (path, reach) in grants(worktree, hidden, write) {
         // A path gone since it was listed has nothing to grant.
         let Ok(fd) = PathFd::new(&path) else { continue };
@@ -104,6 +122,7 @@ pub fn confine_and_exec(
     worktree: &Path,
     hidden: &[PathBuf],
     write: &[PathBuf],
+    tcp: Option<&[u16]>,
     program: &OsString,
     args: &[OsString],
 ) -> String {
@@ -120,7 +139,7 @@ pub fn confine_and_exec(
     if let Err(e) = rustix::process::setsid() {
         eprintln!("{CONFINE_SAYS} could not start a session of its own ({e}): the agent keeps the server's terminal");
     }
-    let enforced = match restrict(&worktree, &hidden, write) {
+    let enforced = match restrict(&worktree, &hidden, write, tcp) {
         Ok(RulesetStatus::FullyEnforced) => Enforced::Fully,
         Ok(RulesetStatus::PartiallyEnforced) => Enforced::Partially,
         Ok(RulesetStatus::NotEnforced) => Enforced::Not,

@@ -147,7 +147,16 @@ impl AcpRuntime {
             .await
             .map_err(|e| e.to_string())?;
         let others: Vec<PathBuf> = others.iter().map(|p| resolved(p.as_ref())).collect();
-        Ok(Some(base.also_hiding(foreign_checkouts(&keep, &others))))
+        // The agent reaches its MCP tools through the server's own port.
+        let server_port = self
+            .base_url
+            .get()
+            .and_then(|u| reqwest::Url::parse(u).ok())
+            .and_then(|u| u.port_or_known_default());
+        Ok(Some(
+            base.also_hiding(foreign_checkouts(&keep, &others))
+                .with_server_port(server_port),
+        ))
     }
 
     /// The `.git` of the checkout a task's worktree was made from, which its

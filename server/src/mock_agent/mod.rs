@@ -229,7 +229,7 @@ async fn run_turn(cx: &ConnectionTo<Client>, session: &SessionId, state: &Sessio
                 let _ = cx.send_notification(text_update(session, false, &said));
             }
             Directive::Connect(name) => {
-                let said = outcome("connect", &name, connect_abstract(&name));
+                let said = outcome("connect", &name, connect(&name));
                 let _ = cx.send_notification(text_update(session, false, &said));
             }
             Directive::Spawn(script) => {
@@ -302,6 +302,20 @@ async fn run_turn(cx: &ConnectionTo<Client>, session: &SessionId, state: &Sessio
         }
     }
     StopReason::EndTurn
+}
+
+/// Connects to the abstract unix socket `@name`, or to TCP `host:port`.
+fn connect(name: &str) -> std::io::Result<()> {
+    if name.starts_with('@') {
+        return connect_abstract(name);
+    }
+    std::net::TcpStream::connect_timeout(
+        &name
+            .parse()
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not host:port"))?,
+        std::time::Duration::from_secs(5),
+    )
+    .map(drop)
 }
 
 /// Connects to the abstract unix socket `@name` (Linux's own namespace).

@@ -21,8 +21,8 @@ pub enum Directive {
     Read(String),
     /// Writes a file and says whether it could (tests of confinement).
     Write(String),
-    /// Connects to an abstract unix socket (`@name`) and says whether it
-    /// could (tests of confinement).
+    /// Connects to an abstract unix socket (`@name`) or a TCP address
+    /// (`127.0.0.1:5432`) and says whether it could (tests of confinement).
     Connect(String),
     /// Starts `sh -c` with the text in the background, detached from the
     /// agent's stdio, and says its pid (tests of what outlives a turn).

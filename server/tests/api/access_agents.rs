@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::github_support::simulator;
 use crate::support::{Db, TestApp, eventually, spawn_app};
 
-fn tool_results(transcript: &Value) -> Vec<String> {
+pub(crate) fn tool_results(transcript: &Value) -> Vec<String> {
     transcript
         .as_array()
         .cloned()
@@ -21,7 +21,7 @@ fn tool_results(transcript: &Value) -> Vec<String> {
         .collect()
 }
 
-async fn transcript_of(app: &TestApp, run_task: &str) -> Value {
+pub(crate) async fn transcript_of(app: &TestApp, run_task: &str) -> Value {
     let sessions = app.get(&format!("/api/v1/tasks/{run_task}/sessions")).await;
     let sid = sessions.body[0]["id"].as_str().expect("a session").to_string();
     app.get(&format!("/api/v1/sessions/{sid}/messages")).await.body

@@ -12,7 +12,7 @@ use kandev_core::confine::{NOT_ENFORCED, REFUSED_NOT};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::access_agents::{agent_says, landlock_here};
+use crate::access_agents::{agent_says, landlock_here, tool_results, transcript_of};
 use crate::support::{Db, Spawn, spawn_app};
 
 /// `cmd`, run from a thread whose kernel has no Landlock.
@@ -138,6 +138,62 @@ async fn an_agent_confine_cannot_start_fails_its_run_with_confine_s_reason() {
         runs[0]["error_message"],
         "kandev confine: could not start /nonexistent/agent: No such file or directory (os error 2)",
         "{runs}"
+    );
+    app.stop().await;
+}
+
+/// `KANDEV_AGENTS_TCP_PORTS`: a confined agent connects only to the TCP
+/// ports listed and to Kandev's own (its MCP tools), not to a loopback
+/// service such as PostgreSQL or NATS.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confined_agent_connects_only_to_the_tcp_ports_it_is_given_and_kandev_s_own() {
+    if !landlock_here() {
+        return;
+    }
+    let service = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let allowed = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let service = service.local_addr().expect("address").to_string();
+    let allowed_port = allowed.local_addr().expect("address").port();
+    let allowed = format!("127.0.0.1:{allowed_port}");
+    let premise = spawn_app(Db::Sqlite).await;
+    let ws = premise.workspace_with_repo("W").await;
+    let said = agent_says(&premise, &ws, &format!("e2e:connect(\"{service}\")")).await;
+    assert_eq!(said.concat(), format!("connect {service}: ok"), "the premise");
+    premise.stop().await;
+    let app = Spawn::new(Db::Sqlite)
+        .settings(move |s| s.agents_tcp_ports = format!("{allowed_port}"))
+        .start()
+        .await;
+    let ws = app.workspace_with_repo("W").await;
+    let own = app.task(&ws, "own").await;
+    let script = [
+        format!("e2e:connect(\"{service}\")"),
+        format!("e2e:connect(\"{allowed}\")"),
+        format!(r#"e2e:mcp:kandev:get_task({{"task_id":"{own}"}})"#),
+    ]
+    .join("\n");
+    let a = app.automation(&ws, json!({"name": "prober", "prompt": script})).await;
+    let id = a["id"].as_str().expect("id").to_string();
+    app.post(&format!("/api/v1/automations/{id}/run"), json!({})).await;
+    let run = app.wait_for_run_status(&id, "succeeded").await;
+    let transcript = transcript_of(&app, &run.task_id).await;
+    // Consecutive messages are joined in the transcript.
+    let said: String = transcript
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "agent" && m["kind"] == "message")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(
+        said,
+        format!("connect {service}: deniedconnect {allowed}: ok"),
+        "{transcript}"
+    );
+    let results = tool_results(&transcript);
+    assert!(
+        results.len() == 1 && results[0].contains(&own) && !results[0].contains("MCP error"),
+        "its MCP tools, on Kandev's own port, still answer: {results:?}"
     );
     app.stop().await;
 }
