@@ -11,7 +11,7 @@ use kandev_server::store::Store;
 use serde_json::json;
 
 use crate::engine::{ARCHIVE_PROMPT, Form, merged_pr};
-use crate::logs::capture;
+use crate::logs::{Captured, capture};
 use crate::on_both_databases;
 use crate::support::{Db, Spawn, TestApp, eventually, postgres_url};
 
@@ -68,19 +68,81 @@ async fn refused(app: &TestApp) -> String {
         .to_string()
 }
 
-// One thread, so every task's log lines reach the capture.
-#[tokio::test]
-async fn a_merged_event_or_a_firing_forged_on_nats_archives_nothing_and_is_refused() {
-    let (logs, _guard) = capture();
+/// An app on a stream of its own, a task to be forged against (`victim`), a
+/// task whose PR really merges (`merged`) and an automation archiving the
+/// task of a merged PR.
+struct Scene {
+    app: TestApp,
+    stream: String,
+    victim: String,
+    merged: String,
+    automation: String,
+}
+
+async fn scene() -> Scene {
     let stream = new_stream();
     let app = app_on_stream(&stream).await;
     let ws = app.workspace_with_repo("W").await;
     let victim = app.task(&ws, "victim").await;
     let merged = app.task(&ws, "merged").await;
-    let a = app
+    let automation = app
         .merged_automation(&ws, json!({"all_repos": true}), ARCHIVE_PROMPT, 5)
         .await;
-    let trigger = app.services().store.get_automation(&a).await.unwrap().triggers[0]
+    Scene {
+        app,
+        stream,
+        victim,
+        merged,
+        automation,
+    }
+}
+
+impl Scene {
+    /// Merges the genuine PR, waits for each forged id to be refused, then
+    /// checks that only the genuine event fired and the victim is untouched.
+    async fn only_the_genuine_event_fires(&self, logs: &Captured, forged: &[&str]) {
+        let Scene {
+            app,
+            victim,
+            merged,
+            automation,
+            ..
+        } = self;
+        app.publish_pr(&merged_pr(merged, "acme", "api", 8), Form::Typed).await;
+        app.wait_for_run_status(automation, "succeeded").await;
+        for id in forged {
+            eventually(&format!("{id} to be refused"), Duration::from_secs(10), || async {
+                !logs
+                    .at(
+                        "WARN",
+                        &["refusing a bus message no replica of this installation published", id],
+                    )
+                    .is_empty()
+            })
+            .await;
+        }
+        app.settle().await;
+        let runs = app.runs_of(automation).await;
+        assert_eq!(runs.len(), 1, "only the genuine event fired: {runs:?}");
+        assert_eq!(runs[0].dedup_key, format!("pr_merged:{merged}:acme/api#8"));
+        assert!(app.task_json(victim).await["archived_at"].is_null());
+        assert!(app.task_json(merged).await["archived_at"].is_string());
+    }
+}
+
+// One thread, so every task's log lines reach the capture.
+#[tokio::test]
+async fn a_merged_event_or_a_firing_forged_on_nats_archives_nothing_and_is_refused() {
+    let (logs, _guard) = capture();
+    let scene = scene().await;
+    let Scene {
+        app,
+        stream,
+        victim,
+        automation: a,
+        ..
+    } = &scene;
+    let trigger = app.services().store.get_automation(a).await.unwrap().triggers[0]
         .id
         .clone();
     // A merged event for a task whose PR is open, and a firing as the engine
@@ -88,9 +150,9 @@ async fn a_merged_event_or_a_firing_forged_on_nats_archives_nothing_and_is_refus
     let pr = event(
         "forged-pr",
         TASK_PR_UPDATED,
-        Payload::TaskPr(merged_pr(&victim, "acme", "api", 7)),
+        Payload::TaskPr(merged_pr(victim, "acme", "api", 7)),
     );
-    publish_as_outsider(&stream, &pr, None).await;
+    publish_as_outsider(stream, &pr, None).await;
     let firing = event(
         "forged-firing",
         AUTOMATION_TRIGGERED,
@@ -103,28 +165,12 @@ async fn a_merged_event_or_a_firing_forged_on_nats_archives_nothing_and_is_refus
         }),
     );
     // Sealed by another installation (or a guess): no better than none.
-    publish_as_outsider(&stream, &firing, Some("sha256=00")).await;
-    app.publish_pr(&merged_pr(&merged, "acme", "api", 8), Form::Typed).await;
-    app.wait_for_run_status(&a, "succeeded").await;
-    for id in ["forged-pr", "forged-firing"] {
-        eventually(&format!("{id} to be refused"), Duration::from_secs(10), || async {
-            !logs
-                .at(
-                    "WARN",
-                    &["refusing a bus message no replica of this installation published", id],
-                )
-                .is_empty()
-        })
+    publish_as_outsider(stream, &firing, Some("sha256=00")).await;
+    scene
+        .only_the_genuine_event_fires(&logs, &["forged-pr", "forged-firing"])
         .await;
-    }
-    app.settle().await;
-    let runs = app.runs_of(&a).await;
-    assert_eq!(runs.len(), 1, "only the genuine event fired: {runs:?}");
-    assert_eq!(runs[0].dedup_key, format!("pr_merged:{merged}:acme/api#8"));
-    assert!(app.task_json(&victim).await["archived_at"].is_null());
-    assert!(app.task_json(&merged).await["archived_at"].is_string());
-    assert_eq!(refused(&app).await, "kandev_bus_messages_refused_total 2");
-    app.stop().await;
+    assert_eq!(refused(app).await, "kandev_bus_messages_refused_total 2");
+    scene.app.stop().await;
 }
 
 /// An event an older replica (no seals) published and marked: in the outbox,
@@ -164,34 +210,22 @@ async fn an_unsealed_event_the_outbox_holds_is_handled_as_during_a_rolling_upgra
 #[tokio::test]
 async fn an_unsealed_event_reusing_a_stored_id_with_another_body_is_refused() {
     let (logs, _guard) = capture();
-    let stream = new_stream();
-    let app = app_on_stream(&stream).await;
-    let ws = app.workspace_with_repo("W").await;
-    let victim = app.task(&ws, "victim").await;
-    let merged = app.task(&ws, "merged").await;
-    let a = app
-        .merged_automation(&ws, json!({"all_repos": true}), ARCHIVE_PROMPT, 5)
-        .await;
+    let scene = scene().await;
+    let Scene {
+        app, stream, victim, ..
+    } = &scene;
     // The outbox holds an open PR's event; the stream gets "merged" under its id.
-    let mut open = merged_pr(&victim, "acme", "api", 7);
+    let mut open = merged_pr(victim, "acme", "api", 7);
     open.state = "open".into();
     let stored = event("reused-id", TASK_PR_UPDATED, Payload::TaskPr(open));
     let sent = event(
         "reused-id",
         TASK_PR_UPDATED,
-        Payload::TaskPr(merged_pr(&victim, "acme", "api", 7)),
+        Payload::TaskPr(merged_pr(victim, "acme", "api", 7)),
     );
-    published_unsealed_by_an_older_replica(&app, &stream, &stored, &sent).await;
-    app.publish_pr(&merged_pr(&merged, "acme", "api", 8), Form::Typed).await;
-    app.wait_for_run_status(&a, "succeeded").await;
-    eventually("the reused id to be refused", Duration::from_secs(10), || async {
-        !logs.at("WARN", &["refusing a bus message", "reused-id"]).is_empty()
-    })
-    .await;
-    app.settle().await;
-    assert_eq!(app.runs_of(&a).await.len(), 1);
-    assert!(app.task_json(&victim).await["archived_at"].is_null());
-    app.stop().await;
+    published_unsealed_by_an_older_replica(app, stream, &stored, &sent).await;
+    scene.only_the_genuine_event_fires(&logs, &["reused-id"]).await;
+    scene.app.stop().await;
 }
 
 async fn replicas_starting_at_once_share_one_bus_key(db: Db) {
