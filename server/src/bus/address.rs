@@ -33,7 +33,13 @@ fn decoded(s: &str) -> Result<String, BusError> {
 /// The server (credentials removed, so no error or log line shows them) and
 /// the credentials the URL held.
 fn split(url: &str) -> Result<(String, Credentials), BusError> {
-    let mut parsed = Url::parse(url).map_err(|e| BusError::Connect(format!("the NATS URL is not a URL: {e}")))?;
+    // As async-nats reads it: `host:port` alone means `nats://host:port`.
+    let full = if url.contains("://") {
+        url.to_string()
+    } else {
+        format!("nats://{url}")
+    };
+    let mut parsed = Url::parse(&full).map_err(|e| BusError::Connect(format!("the NATS URL is not a URL: {e}")))?;
     let credentials = match (parsed.username(), parsed.password()) {
         ("", None) => Credentials::None,
         (token, None) => Credentials::Token(decoded(token)?),
@@ -75,6 +81,18 @@ mod tests {
         let (server, c) = split("nats://kandev:s3cr%3At%40x@nats:4222").unwrap();
         assert_eq!(server, "nats://nats:4222");
         assert_eq!(c, Credentials::UserPassword("kandev".into(), "s3cr:t@x".into()));
+    }
+
+    #[test]
+    fn a_url_without_a_scheme_is_nats_as_async_nats_reads_it() {
+        for plain in ["localhost:4222", "127.0.0.1:4222"] {
+            let (server, c) = split(plain).unwrap();
+            assert_eq!(server, plain);
+            assert_eq!(c, Credentials::None);
+        }
+        let (server, c) = split("kandev:pw@nats:4222").unwrap();
+        assert_eq!(server, "nats://nats:4222");
+        assert_eq!(c, Credentials::UserPassword("kandev".into(), "pw".into()));
     }
 
     #[test]
