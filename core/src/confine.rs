@@ -163,6 +163,19 @@ pub fn connectable(setting: Option<&[u16]>, own: Option<u16>) -> Option<Vec<u16>
     Some(ports)
 }
 
+/// A workspace's agents' own `HOME` and temporary directory beneath
+/// `homes`; `None` for an id that is not one plain name (it becomes a path).
+pub fn workspace_home(homes: &Path, workspace_id: &str) -> Option<(PathBuf, PathBuf)> {
+    let plain = !workspace_id.is_empty()
+        && workspace_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    plain.then(|| {
+        let root = homes.join(workspace_id);
+        (root.join("home"), root.join("tmp"))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,5 +356,20 @@ mod tests {
         assert_eq!(connectable(Some(&[]), Some(38080)), Some(vec![38080]));
         assert_eq!(connectable(Some(&[443]), Some(443)), Some(vec![443]));
         assert_eq!(connectable(Some(&[443]), None), Some(vec![443]));
+    }
+
+    #[test]
+    fn a_workspace_home_is_one_directory_per_workspace_and_never_a_path_out() {
+        let homes = Path::new("/data/agent-homes");
+        assert_eq!(
+            workspace_home(homes, "6f1c-ab_9"),
+            Some((
+                PathBuf::from("/data/agent-homes/6f1c-ab_9/home"),
+                PathBuf::from("/data/agent-homes/6f1c-ab_9/tmp")
+            ))
+        );
+        for hostile in ["", "..", "a/b", "../x", "a b", "é"] {
+            assert_eq!(workspace_home(homes, hostile), None, "{hostile:?}");
+        }
     }
 }

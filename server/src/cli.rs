@@ -44,6 +44,12 @@ pub enum Command {
         /// A TCP port it may connect to under `--restrict-tcp` (repeatable).
         #[arg(long)]
         connect_tcp: Vec<u16>,
+        /// Its own `HOME` (with `--tmp`), instead of the server user's.
+        #[arg(long, requires = "tmp")]
+        home: Option<std::path::PathBuf>,
+        /// Its own temporary directory (`TMPDIR`), with `--home`.
+        #[arg(long, requires = "home")]
+        tmp: Option<std::path::PathBuf>,
         /// The agent's command and its arguments.
         #[arg(last = true, required = true)]
         command: Vec<std::ffi::OsString>,
@@ -187,6 +193,8 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             require,
             restrict_tcp,
             connect_tcp,
+            home,
+            tmp,
             command,
         } => {
             let Some((program, args)) = command.split_first() else {
@@ -194,8 +202,14 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             };
             // Said where the runtime looks for it (its warnings), then the
             // exit status a shell gives a command it could not run.
-            let tcp = restrict_tcp.then_some(connect_tcp.as_slice());
-            let Err(e) = confine(require, &worktree, &hide, &write, tcp, program, args);
+            let sandbox = crate::agent::confine::Sandbox {
+                worktree,
+                hidden: hide,
+                write,
+                tcp: restrict_tcp.then_some(connect_tcp),
+                home: home.zip(tmp),
+            };
+            let Err(e) = confine(require, &sandbox, program, args);
             eprintln!("{} {e}", crate::agent::confine::CONFINE_SAYS);
             std::process::exit(126)
         }
@@ -210,15 +224,12 @@ pub async fn run(cli: Cli) -> Result<(), String> {
 #[cfg(target_os = "linux")]
 fn confine(
     required: bool,
-    worktree: &std::path::Path,
-    hide: &[std::path::PathBuf],
-    write: &[std::path::PathBuf],
-    tcp: Option<&[u16]>,
+    sandbox: &crate::agent::confine::Sandbox,
     program: &std::ffi::OsString,
     args: &[std::ffi::OsString],
 ) -> Result<std::convert::Infallible, String> {
     Err(crate::agent::landlock::confine_and_exec(
-        required, worktree, hide, write, tcp, program, args,
+        required, sandbox, program, args,
     ))
 }
 
@@ -227,10 +238,7 @@ fn confine(
 #[cfg(not(target_os = "linux"))]
 fn confine(
     _required: bool,
-    _worktree: &std::path::Path,
-    _hide: &[std::path::PathBuf],
-    _write: &[std::path::PathBuf],
-    _tcp: Option<&[u16]>,
+    _sandbox: &crate::agent::confine::Sandbox,
     _program: &std::ffi::OsString,
     _args: &[std::ffi::OsString],
 ) -> Result<std::convert::Infallible, String> {

@@ -103,11 +103,25 @@ pub struct Settings {
     /// Keeps them from loopback services such as PostgreSQL and NATS.
     #[arg(long, env = "KANDEV_AGENTS_TCP_PORTS", default_value = "")]
     pub agents_tcp_ports: String,
+    /// Where confined agents keep `HOME` and temporary files: `shared`, the
+    /// server user's (every workspace's agents may write them, so one could
+    /// plant a `~/.gitconfig` another runs), or `workspace`, a home and a
+    /// temporary directory per workspace in the data directory (agents then
+    /// log in through their profile's `env`, not the server user's home).
+    #[arg(long, env = "KANDEV_AGENTS_HOME", value_enum, default_value = "shared")]
+    pub agents_home: AgentsHome,
     /// Let notifications reach loopback, private and link-local addresses.
     /// Off by default: workspace owners choose the targets, and must not
     /// reach the server's host, its network or a cloud metadata service.
     #[arg(long, env = "KANDEV_NOTIFY_PRIVATE_ADDRESSES")]
     pub notify_private_addresses: bool,
+}
+
+/// `KANDEV_AGENTS_HOME`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AgentsHome {
+    Shared,
+    Workspace,
 }
 
 /// `KANDEV_AGENTS_CONFINEMENT`.
@@ -159,6 +173,7 @@ impl Settings {
             agents_confinement: AgentsConfinement::BestEffort,
             agents_unconfined: false,
             agents_tcp_ports: String::new(),
+            agents_home: AgentsHome::Shared,
         }
     }
 }

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{AgentsConfinement, Settings};
+use crate::config::{AgentsConfinement, AgentsHome, Settings};
 
 /// What a process the server starts for an agent, or in a directory an agent
 /// can write, inherits: `PATH`, `HOME`, `LANG` and `TERM`, never
@@ -39,6 +39,21 @@ pub fn keep_server_memory_private() -> std::io::Result<()> {
     Ok(())
 }
 
+/// What `kandev confine` is asked for: the sandbox one agent (or one git
+/// command in its checkout) starts in.
+#[derive(Debug, Clone, Default)]
+pub struct Sandbox {
+    pub worktree: PathBuf,
+    pub hidden: Vec<PathBuf>,
+    /// Other paths it may write, even in a hidden one (its checkout's `.git`).
+    pub write: Vec<PathBuf>,
+    /// `Some`: the only TCP ports it may connect to.
+    pub tcp: Option<Vec<u16>>,
+    /// `Some((home, tmp))`: its workspace's own `HOME` and temporary
+    /// directory, the only ones it writes (`KANDEV_AGENTS_HOME=workspace`).
+    pub home: Option<(PathBuf, PathBuf)>,
+}
+
 /// How agents are started confined: the `kandev` binary that confines them,
 /// and what they must not reach (the data directory, the SQLite files).
 #[derive(Debug, Clone)]
@@ -50,6 +65,10 @@ pub struct Confinement {
     /// The only TCP ports it may connect to (`KANDEV_AGENTS_TCP_PORTS`, and
     /// the server's own); `None`: any.
     pub tcp_ports: Option<Vec<u16>>,
+    /// Where workspaces' own homes live (`KANDEV_AGENTS_HOME=workspace`).
+    pub homes: Option<PathBuf>,
+    /// This workspace's `HOME` and temporary directory, beneath `homes`.
+    pub home: Option<(PathBuf, PathBuf)>,
 }
 
 impl Confinement {
@@ -68,7 +87,29 @@ impl Confinement {
             hidden,
             required: false,
             tcp_ports: None,
+            homes: None,
+            home: None,
         }
+    }
+
+    /// This confinement giving each workspace's agents a `HOME` and a
+    /// temporary directory of their own beneath `homes` (in the data
+    /// directory, so no other workspace's agent reaches them).
+    pub fn with_homes(self, homes: Option<PathBuf>) -> Self {
+        let homes = homes.map(|h| std::path::absolute(&h).unwrap_or(h));
+        Self { homes, ..self }
+    }
+
+    /// This confinement for an agent of `workspace_id`: its own home where
+    /// workspaces have them. `Err` for an id that names no single directory.
+    pub fn for_workspace(self, workspace_id: &str) -> Result<Self, String> {
+        let Some(homes) = &self.homes else { return Ok(self) };
+        let home = kandev_core::confine::workspace_home(homes, workspace_id)
+            .ok_or_else(|| format!("workspace id {workspace_id:?} cannot name a directory"))?;
+        Ok(Self {
+            home: Some(home),
+            ..self
+        })
     }
 
     /// This confinement letting TCP connections reach only `ports` (`None`: any).
@@ -120,6 +161,9 @@ impl Confinement {
         }
         for w in write {
             cmd.arg("--write").arg(w);
+        }
+        if let Some((home, tmp)) = &self.home {
+            cmd.arg("--home").arg(home).arg("--tmp").arg(tmp);
         }
         if let Some(ports) = &self.tcp_ports {
             cmd.arg("--restrict-tcp");
@@ -194,7 +238,8 @@ pub async fn for_settings(
     let tcp_ports = kandev_core::confine::tcp_ports(&settings.agents_tcp_ports)?;
     let confinement = Confinement::new(bin, &settings.data_dir, &settings.database_url)
         .requiring(required)
-        .connecting(tcp_ports);
+        .connecting(tcp_ports)
+        .with_homes((settings.agents_home == AgentsHome::Workspace).then(|| settings.data_dir.join("agent-homes")));
     let probe = confinement
         .confined(&std::env::temp_dir(), &[], "true", &[] as &[&str])
         .env_clear()
@@ -242,6 +287,30 @@ mod confinement_tests {
         assert!(
             err.contains("KANDEV_AGENTS_TCP_PORTS: \"https\" is not a TCP port"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn a_workspace_s_own_home_reaches_kandev_confine_only_where_homes_are_per_workspace() {
+        let base = Confinement::new(PathBuf::from("/bin/kandev"), Path::new("/d"), "sqlite://x.db");
+        let shared = base.clone().for_workspace("ws1").unwrap();
+        assert!(shared.home.is_none(), "shared by default");
+        let own = base.with_homes(Some(PathBuf::from("/d/agent-homes")));
+        let c = own.clone().for_workspace("ws1").unwrap();
+        let cmd = c.confined(Path::new("/w"), &[], "agent", &[] as &[&str]);
+        let args: Vec<String> = cmd
+            .as_std()
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let at = args.iter().position(|a| a == "--home").expect("a home");
+        assert_eq!(
+            args[at..at + 4],
+            ["--home", "/d/agent-homes/ws1/home", "--tmp", "/d/agent-homes/ws1/tmp"]
+        );
+        assert!(
+            own.for_workspace("../ws2").is_err(),
+            "an id that is a path names no home"
         );
     }
 

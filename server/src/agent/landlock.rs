@@ -19,7 +19,7 @@ use landlock::{
     RulesetStatus, Scope,
 };
 
-use super::confine::CONFINE_SAYS;
+use super::confine::{CONFINE_SAYS, Sandbox};
 
 /// The newest Landlock ABI these grants were written and tested for.
 const ABI_WRITTEN_FOR: ABI = ABI::V6;
@@ -50,16 +50,28 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Every grant for an agent working in `worktree`, with `hidden` out of reach.
-fn grants(worktree: &Path, hidden: &[PathBuf], write: &[PathBuf]) -> Vec<(PathBuf, Reach)> {
+fn grants(worktree: &Path, hidden: &[PathBuf], sandbox: &Sandbox) -> Vec<(PathBuf, Reach)> {
     let mut list = entries;
     let mut all = carve(Path::new("/"), Reach::Read, hidden, &mut list);
     // Its own worktree lies in the hidden data directory: granted by name.
     // Its checkout's `.git` comes from the server (`--write`), never from the
     // worktree's `.git` file: the agent could rewrite that to name anything.
+    // A workspace's own home and temporary directory are there too.
     all.push((worktree.to_path_buf(), Reach::Write));
-    all.extend(write.iter().filter_map(|w| canonical(w)).map(|w| (w, Reach::Write)));
-    let mut writable = vec![std::env::temp_dir(), PathBuf::from("/dev")];
-    writable.extend(std::env::var_os("HOME").map(PathBuf::from));
+    let own_home = sandbox.home.iter().flat_map(|(h, t)| [h, t]);
+    all.extend(
+        sandbox
+            .write
+            .iter()
+            .chain(own_home)
+            .filter_map(|w| canonical(w))
+            .map(|w| (w, Reach::Write)),
+    );
+    let mut writable = vec![PathBuf::from("/dev")];
+    if sandbox.home.is_none() {
+        writable.push(std::env::temp_dir());
+        writable.extend(std::env::var_os("HOME").map(PathBuf::from));
+    }
     for root in writable.iter().filter_map(|r| canonical(r)) {
         all.extend(carve(&root, Reach::Write, hidden, &mut list));
     }
@@ -81,12 +93,8 @@ fn access(path: &Path, reach: Reach) -> BitFlags<AccessFs> {
     }
 }
 
-fn restrict(
-    worktree: &Path,
-    hidden: &[PathBuf],
-    write: &[PathBuf],
-    tcp: Option<&[u16]>,
-) -> Result<RulesetStatus, String> {
+fn restrict(worktree: &Path, hidden: &[PathBuf], sandbox: &Sandbox) -> Result<RulesetStatus, String> {
+    let tcp = sandbox.tcp.as_deref();
     let mut ruleset = Ruleset::default()
         .handle_access(AccessFs::from_all(ABI_WRITTEN_FOR))
         .and_then(|r| r.scope(Scope::Signal | Scope::AbstractUnixSocket))
@@ -103,7 +111,7 @@ fn restrict(
             .add_rule(NetPort::new(*port, AccessNet::ConnectTcp))
             .map_err(|e| format!("TCP port {port}: {e}"))?;
     }
-    for (path, reach) in grants(worktree, hidden, write) {
+    for (path, reach) in grants(worktree, hidden, sandbox) {
         // A path gone since it was listed has nothing to grant.
         let Ok(fd) = PathFd::new(&path) else { continue };
         ruleset = ruleset
@@ -117,20 +125,20 @@ fn restrict(
 /// Confines this process to `worktree`, then runs `program` in its place
 /// (unless confinement is `required` and the kernel enforces less).
 /// Returns only if it did not: the error says why.
-pub fn confine_and_exec(
-    required: bool,
-    worktree: &Path,
-    hidden: &[PathBuf],
-    write: &[PathBuf],
-    tcp: Option<&[u16]>,
-    program: &OsString,
-    args: &[OsString],
-) -> String {
-    let Some(worktree) = canonical(worktree) else {
-        return format!("no worktree {}", worktree.display());
+pub fn confine_and_exec(required: bool, sandbox: &Sandbox, program: &OsString, args: &[OsString]) -> String {
+    let Some(worktree) = canonical(&sandbox.worktree) else {
+        return format!("no worktree {}", sandbox.worktree.display());
     };
+    // A workspace's own home is made on its first agent, private to this user.
+    for dir in sandbox.home.iter().flat_map(|(h, t)| [h, t]) {
+        use std::os::unix::fs::DirBuilderExt;
+        if let Err(e) = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir) {
+            return format!("could not make {}: {e}", dir.display());
+        }
+    }
     // A path not there to resolve stays hidden as the server named it.
-    let hidden: Vec<PathBuf> = hidden
+    let hidden: Vec<PathBuf> = sandbox
+        .hidden
         .iter()
         .map(|h| canonical(h).unwrap_or_else(|| h.clone()))
         .collect();
@@ -139,7 +147,7 @@ pub fn confine_and_exec(
     if let Err(e) = rustix::process::setsid() {
         eprintln!("{CONFINE_SAYS} could not start a session of its own ({e}): the agent keeps the server's terminal");
     }
-    let enforced = match restrict(&worktree, &hidden, write, tcp) {
+    let enforced = match restrict(&worktree, &hidden, sandbox) {
         Ok(RulesetStatus::FullyEnforced) => Enforced::Fully,
         Ok(RulesetStatus::PartiallyEnforced) => Enforced::Partially,
         Ok(RulesetStatus::NotEnforced) => Enforced::Not,
@@ -150,9 +158,11 @@ pub fn confine_and_exec(
         Verdict::StartSaying(said) => eprintln!("{CONFINE_SAYS} {said}"),
         Verdict::Refuse(why) => return why.to_string(),
     }
-    let err = std::process::Command::new(program)
-        .args(args)
-        .current_dir(&worktree)
-        .exec();
+    let mut command = std::process::Command::new(program);
+    command.args(args).current_dir(&worktree);
+    if let Some((home, tmp)) = &sandbox.home {
+        command.env("HOME", home).env("TMPDIR", tmp);
+    }
+    let err = command.exec();
     format!("could not start {}: {err}", program.to_string_lossy())
 }

@@ -153,10 +153,11 @@ impl AcpRuntime {
             .get()
             .and_then(|u| reqwest::Url::parse(u).ok())
             .and_then(|u| u.port_or_known_default());
-        Ok(Some(
-            base.also_hiding(foreign_checkouts(&keep, &others))
-                .with_server_port(server_port),
-        ))
+        let confinement = base
+            .also_hiding(foreign_checkouts(&keep, &others))
+            .with_server_port(server_port)
+            .for_workspace(workspace_id)?;
+        Ok(Some(confinement))
     }
 
     /// The `.git` of the checkout a task's worktree was made from, which its

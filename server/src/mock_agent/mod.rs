@@ -228,6 +228,11 @@ async fn run_turn(cx: &ConnectionTo<Client>, session: &SessionId, state: &Sessio
                 let said = outcome("write", &path, std::fs::write(&path, "written by an agent\n"));
                 let _ = cx.send_notification(text_update(session, false, &said));
             }
+            Directive::Env(name) => {
+                let value = std::env::var_os(&name).unwrap_or_default();
+                let said = format!("{name}={}", value.to_string_lossy());
+                let _ = cx.send_notification(text_update(session, false, &said));
+            }
             Directive::Connect(name) => {
                 let said = outcome("connect", &name, connect(&name));
                 let _ = cx.send_notification(text_update(session, false, &said));

@@ -24,6 +24,8 @@ pub enum Directive {
     /// Connects to an abstract unix socket (`@name`) or a TCP address
     /// (`127.0.0.1:5432`) and says whether it could (tests of confinement).
     Connect(String),
+    /// Says `NAME=value` for one of its environment variables.
+    Env(String),
     /// Starts `sh -c` with the text in the background, detached from the
     /// agent's stdio, and says its pid (tests of what outlives a turn).
     Spawn(String),
@@ -200,6 +202,7 @@ pub fn parse_line(line: &str) -> Option<Directive> {
         "write" => parse_string_arg(args).map(Directive::Write),
         "spawn" => parse_string_arg(args).map(Directive::Spawn),
         "connect" => parse_string_arg(args).map(Directive::Connect),
+        "env" => parse_string_arg(args).map(Directive::Env),
         _ => None,
     }
 }
@@ -280,6 +283,7 @@ mod tests {
         );
         assert_eq!(parse_line("e2e:write(\"out\")"), Some(Directive::Write("out".into())));
         assert_eq!(parse_line("e2e:connect(\"@x\")"), Some(Directive::Connect("@x".into())));
+        assert_eq!(parse_line("e2e:env(\"HOME\")"), Some(Directive::Env("HOME".into())));
         assert_eq!(
             parse_line("e2e:spawn(\"sleep 9\")"),
             Some(Directive::Spawn("sleep 9".into()))

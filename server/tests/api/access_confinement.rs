@@ -198,6 +198,60 @@ async fn a_confined_agent_connects_only_to_the_tcp_ports_it_is_given_and_kandev_
     app.stop().await;
 }
 
+/// `KANDEV_AGENTS_HOME=workspace`: a workspace's agents get a `HOME` and a
+/// temporary directory of their own and write no other, so one workspace's
+/// agent cannot plant a `~/.gitconfig` (or any dotfile, or a file in `/tmp`)
+/// that another workspace's agent then runs or reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_home_per_workspace_an_agent_writes_only_its_own_workspace_s() {
+    if !landlock_here() {
+        return;
+    }
+    let probe = format!(".kandev-home-probe-{}", uuid::Uuid::new_v4().simple());
+    let shared = std::path::PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(&probe);
+    let tmp = std::env::temp_dir().join(&probe);
+    let premise = spawn_app(Db::Sqlite).await;
+    let ws = premise.workspace_with_repo("W").await;
+    let said = agent_says(&premise, &ws, &format!("e2e:write(\"{}\")", shared.display())).await;
+    let _ = std::fs::remove_file(&shared);
+    assert_eq!(said.concat(), format!("write {}: ok", shared.display()), "the premise");
+    premise.stop().await;
+
+    let app = Spawn::new(Db::Sqlite)
+        .settings(|s| s.agents_home = kandev_server::config::AgentsHome::Workspace)
+        .start()
+        .await;
+    let a = app.workspace_with_repo("A").await;
+    let b = app.workspace_with_repo("B").await;
+    let own = app.dir.path().join("data").join("agent-homes").join(&a);
+    let (home, own_tmp) = (own.join("home"), own.join("tmp"));
+    let planted = home.join(".gitconfig");
+    let script = [
+        "e2e:env(\"HOME\")".to_string(),
+        "e2e:env(\"TMPDIR\")".to_string(),
+        format!("e2e:write(\"{}\")", shared.display()),
+        format!("e2e:write(\"{}\")", tmp.display()),
+        format!("e2e:write(\"{}\")", planted.display()),
+    ]
+    .join("\n");
+    let said = agent_says(&app, &a, &script).await.concat();
+    let _ = (std::fs::remove_file(&shared), std::fs::remove_file(&tmp));
+    assert_eq!(
+        said,
+        format!(
+            "HOME={}TMPDIR={}write {}: deniedwrite {}: deniedwrite {}: ok",
+            home.display(),
+            own_tmp.display(),
+            shared.display(),
+            tmp.display(),
+            planted.display()
+        )
+    );
+    let said = agent_says(&app, &b, &format!("e2e:read(\"{}\")", planted.display())).await;
+    assert_eq!(said.concat(), format!("read {}: denied", planted.display()));
+    app.stop().await;
+}
+
 /// Abstract unix sockets have no file to hide: Landlock's scope keeps a
 /// confined agent from those of processes outside its sandbox.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
