@@ -262,11 +262,21 @@ pub async fn for_settings(
         (false, true) => return Err(refuse(&said)),
         (false, false) => tracing::warn!("`kandev confine` failed on trying it ({}): {said}", probe.status),
     }
+    // Checked by hand on Linux 6.18: as an ordinary user Landlock keeps one
+    // confined agent from another's /proc environ; as root it does not.
+    #[cfg(target_os = "linux")]
+    if rustix::process::geteuid().is_root() {
+        tracing::warn!("{RUNS_AS_ROOT}");
+    }
     Ok((
         Some(confinement),
         kandev_core::confine::posture(probe.status.success(), &said),
     ))
 }
+
+/// Logged at start when the server (and so every agent) runs as root.
+pub const RUNS_AS_ROOT: &str = "the server runs as root: confined agents can still read one another's environment \
+     (/proc/<pid>/environ, where their profiles' env is); run Kandev as an ordinary user";
 
 /// What `kandev confine` says on stderr starts so; the runtime logs it as a warning.
 pub const CONFINE_SAYS: &str = "kandev confine:";
@@ -312,6 +322,19 @@ mod confinement_tests {
             own.for_workspace("../ws2").is_err(),
             "an id that is a path names no home"
         );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    #[tracing_test::traced_test]
+    async fn a_server_running_as_root_says_agents_can_read_one_another_s_environment() {
+        let settings = crate::config::Settings::defaults();
+        super::for_settings(&settings, Some(Path::new("/bin/true")))
+            .await
+            .expect("confinement");
+        // Said exactly when this test runs as root (CI does).
+        let root = rustix::process::geteuid().is_root();
+        assert_eq!(logs_contain("the server runs as root"), root);
     }
 
     #[test]
