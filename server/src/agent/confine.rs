@@ -300,19 +300,25 @@ mod confinement_tests {
         );
     }
 
-    #[test]
-    fn a_workspace_s_own_home_reaches_kandev_confine_only_where_homes_are_per_workspace() {
-        let base = Confinement::new(PathBuf::from("/bin/kandev"), Path::new("/d"), "sqlite://x.db");
-        let shared = base.clone().for_workspace("ws1").unwrap();
-        assert!(shared.home.is_none(), "shared by default");
-        let own = base.with_homes(Some(PathBuf::from("/d/agent-homes")));
-        let c = own.clone().for_workspace("ws1").unwrap();
-        let cmd = c.confined(Path::new("/w"), &[], "agent", &[] as &[&str]);
-        let args: Vec<String> = cmd
+    fn plain() -> Confinement {
+        Confinement::new(PathBuf::from("/bin/kandev"), Path::new("/d"), "sqlite://x.db")
+    }
+
+    /// The arguments `kandev confine` gets for an agent under `c`.
+    fn confine_args(c: &Confinement) -> Vec<String> {
+        c.confined(Path::new("/w"), &[], "agent", &[] as &[&str])
             .as_std()
             .get_args()
             .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn a_workspace_s_own_home_reaches_kandev_confine_only_where_homes_are_per_workspace() {
+        let shared = plain().for_workspace("ws1").unwrap();
+        assert!(shared.home.is_none(), "shared by default");
+        let own = plain().with_homes(Some(PathBuf::from("/d/agent-homes")));
+        let args = confine_args(&own.clone().for_workspace("ws1").unwrap());
         let at = args.iter().position(|a| a == "--home").expect("a home");
         assert_eq!(
             args[at..at + 4],
@@ -339,27 +345,14 @@ mod confinement_tests {
 
     #[test]
     fn restricted_ports_reach_kandev_confine_with_the_server_s_own() {
-        let c = Confinement::new(PathBuf::from("/bin/kandev"), Path::new("/d"), "sqlite://x.db")
-            .connecting(Some(vec![443]))
-            .with_server_port(Some(38080));
-        let cmd = c.confined(Path::new("/w"), &[], "agent", &[] as &[&str]);
-        let args: Vec<String> = cmd
-            .as_std()
-            .get_args()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+        let args = confine_args(&plain().connecting(Some(vec![443])).with_server_port(Some(38080)));
         let tail = &args[args.iter().position(|a| a == "--restrict-tcp").expect("restricted")..];
         assert_eq!(
             tail[..5],
             ["--restrict-tcp", "--connect-tcp", "443", "--connect-tcp", "38080"]
         );
-        let open = Confinement::new(PathBuf::from("/bin/kandev"), Path::new("/d"), "sqlite://x.db")
-            .with_server_port(Some(38080))
-            .confined(Path::new("/w"), &[], "agent", &[] as &[&str]);
-        assert!(
-            !open.as_std().get_args().any(|a| a == "--restrict-tcp"),
-            "any port by default"
-        );
+        let open = confine_args(&plain().with_server_port(Some(38080)));
+        assert!(!open.iter().any(|a| a == "--restrict-tcp"), "any port by default");
     }
 
     #[test]
