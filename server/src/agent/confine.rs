@@ -54,6 +54,13 @@ pub struct Sandbox {
     pub home: Option<(PathBuf, PathBuf)>,
 }
 
+impl Sandbox {
+    /// Its workspace's own `HOME` and temporary directory, if it has them.
+    pub fn own_home_dirs(&self) -> impl Iterator<Item = &PathBuf> {
+        self.home.iter().flat_map(|(home, tmp)| [home, tmp])
+    }
+}
+
 /// How agents are started confined: the `kandev` binary that confines them,
 /// and what they must not reach (the data directory, the SQLite files).
 #[derive(Debug, Clone)]

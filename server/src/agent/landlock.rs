@@ -58,12 +58,11 @@ fn grants(worktree: &Path, hidden: &[PathBuf], sandbox: &Sandbox) -> Vec<(PathBu
     // worktree's `.git` file: the agent could rewrite that to name anything.
     // A workspace's own home and temporary directory are there too.
     all.push((worktree.to_path_buf(), Reach::Write));
-    let own_home = sandbox.home.iter().flat_map(|(h, t)| [h, t]);
     all.extend(
         sandbox
             .write
             .iter()
-            .chain(own_home)
+            .chain(sandbox.own_home_dirs())
             .filter_map(|w| canonical(w))
             .map(|w| (w, Reach::Write)),
     );
@@ -130,7 +129,7 @@ pub fn confine_and_exec(required: bool, sandbox: &Sandbox, program: &OsString, a
         return format!("no worktree {}", sandbox.worktree.display());
     };
     // A workspace's own home is made on its first agent, private to this user.
-    for dir in sandbox.home.iter().flat_map(|(h, t)| [h, t]) {
+    for dir in sandbox.own_home_dirs() {
         use std::os::unix::fs::DirBuilderExt;
         if let Err(e) = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir) {
             return format!("could not make {}: {e}", dir.display());
