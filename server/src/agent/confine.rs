@@ -269,8 +269,8 @@ pub async fn for_settings(
         (false, true) => return Err(refuse(&said)),
         (false, false) => tracing::warn!("`kandev confine` failed on trying it ({}): {said}", probe.status),
     }
-    // Checked by hand on Linux 6.18: as an ordinary user Landlock keeps one
-    // confined agent from another's /proc environ; as root it does not.
+    // Under root an agent keeps no capability (`kandev confine`), but file
+    // modes still let it read what only root may.
     #[cfg(target_os = "linux")]
     if rustix::process::geteuid().is_root() {
         tracing::warn!("{RUNS_AS_ROOT}");
@@ -282,8 +282,9 @@ pub async fn for_settings(
 }
 
 /// Logged at start when the server (and so every agent) runs as root.
-pub const RUNS_AS_ROOT: &str = "the server runs as root: confined agents can still read one another's environment \
-     (/proc/<pid>/environ, where their profiles' env is); run Kandev as an ordinary user";
+pub const RUNS_AS_ROOT: &str = "the server runs as root: confined agents hold no capability, but still read files \
+     only root may read (outside Kandev's data) and write what root owns within their grants; \
+     run Kandev as an ordinary user";
 
 /// What `kandev confine` says on stderr starts so; the runtime logs it as a warning.
 pub const CONFINE_SAYS: &str = "kandev confine:";
@@ -340,7 +341,7 @@ mod confinement_tests {
     #[cfg(target_os = "linux")]
     #[tokio::test]
     #[tracing_test::traced_test]
-    async fn a_server_running_as_root_says_agents_can_read_one_another_s_environment() {
+    async fn a_server_running_as_root_says_what_its_agents_can_still_read() {
         let settings = crate::config::Settings::defaults();
         super::for_settings(&settings, Some(Path::new("/bin/true")))
             .await

@@ -2,7 +2,7 @@
 //! agent (`exec`), so the agent and everything it starts stay confined. It
 //! reads everything but the hidden paths, and writes only its worktree, any
 //! `--write` path (its checkout's `.git`), the temporary directory, `HOME`
-//! and `/dev`; it may
+//! and the everyday devices; it holds no capability (root's included); it may
 //! not signal processes outside its sandbox (the server, other agents), nor
 //! connect to their abstract unix sockets (a container runtime's shim, a
 //! desktop's X server or bus listen on those), nor — when the server names
@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
-use kandev_core::confine::{Enforced, Reach, Verdict, carve, verdict};
+use kandev_core::confine::{Enforced, Reach, Verdict, verdict};
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,
     RulesetStatus, Scope,
@@ -49,32 +49,25 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Every grant for an agent working in `worktree`, with `hidden` out of reach.
+/// Every grant for an agent working in `worktree`, with `hidden` out of reach
+/// (`kandev_core::confine::grants` decides; this gathers what it needs).
 fn grants(worktree: &Path, hidden: &[PathBuf], sandbox: &Sandbox) -> Vec<(PathBuf, Reach)> {
-    let mut list = entries;
-    let mut all = carve(Path::new("/"), Reach::Read, hidden, &mut list);
-    // Its own worktree lies in the hidden data directory: granted by name.
-    // Its checkout's `.git` comes from the server (`--write`), never from the
-    // worktree's `.git` file: the agent could rewrite that to name anything.
-    // A workspace's own home and temporary directory are there too.
-    all.push((worktree.to_path_buf(), Reach::Write));
-    all.extend(
-        sandbox
-            .write
-            .iter()
-            .chain(sandbox.own_home_dirs())
-            .filter_map(|w| canonical(w))
-            .map(|w| (w, Reach::Write)),
-    );
-    let mut writable = vec![PathBuf::from("/dev")];
-    if sandbox.home.is_none() {
-        writable.push(std::env::temp_dir());
-        writable.extend(std::env::var_os("HOME").map(PathBuf::from));
-    }
-    for root in writable.iter().filter_map(|r| canonical(r)) {
-        all.extend(carve(&root, Reach::Write, hidden, &mut list));
-    }
-    all
+    let own: Vec<PathBuf> = sandbox
+        .write
+        .iter()
+        .chain(sandbox.own_home_dirs())
+        .filter_map(|w| canonical(w))
+        .collect();
+    // A workspace with a home of its own writes no shared one.
+    let shared: Vec<PathBuf> = match sandbox.home {
+        Some(_) => Vec::new(),
+        None => [Some(std::env::temp_dir()), std::env::var_os("HOME").map(PathBuf::from)]
+            .into_iter()
+            .flatten()
+            .filter_map(|r| canonical(&r))
+            .collect(),
+    };
+    kandev_core::confine::grants(worktree, hidden, &own, &shared, &mut entries)
 }
 
 /// The rights `reach` grants on `path`: a file takes only file rights (a
@@ -156,6 +149,9 @@ pub fn confine_and_exec(required: bool, sandbox: &Sandbox, program: &OsString, a
         Verdict::Start => {}
         Verdict::StartSaying(said) => eprintln!("{CONFINE_SAYS} {said}"),
         Verdict::Refuse(why) => return why.to_string(),
+    }
+    if let Err(e) = super::capabilities::drop_all() {
+        return format!("could not drop the agent's capabilities: {e}");
     }
     let mut command = std::process::Command::new(program);
     command.args(args).current_dir(&worktree);

@@ -1,5 +1,7 @@
 //! Agents: profiles, and the ACP runtime that runs run tasks' sessions.
 
+#[cfg(target_os = "linux")]
+mod capabilities;
 pub mod confine;
 pub mod group;
 #[cfg(target_os = "linux")]

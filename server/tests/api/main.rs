@@ -9,6 +9,7 @@ mod access_agents;
 mod access_auth;
 mod access_checkouts;
 mod access_confinement;
+mod access_privileges;
 mod agent_processes;
 mod agent_replies;
 mod agents_api;

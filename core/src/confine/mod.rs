@@ -1,43 +1,13 @@
-//! Which file hierarchies a confined agent reaches, and how. Landlock grants
-//! access by hierarchy and cannot deny beneath a grant, so a hidden path is
-//! carved out of a root by granting the root's entries one by one instead,
-//! down to the hidden path; its ancestors are only listed.
+//! What a confined agent may reach, and how starting it confined is judged:
+//! which paths it may not see (the SQLite files, other workspaces'
+//! checkouts), which TCP ports and home it gets, and whether a kernel that
+//! enforces less may start it. Which hierarchies it reaches is `grants`.
+
+pub mod grants;
+
+pub use grants::{DEVICES, Reach, carve, grants};
 
 use std::path::{Path, PathBuf};
-
-/// What an agent may do beneath a path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reach {
-    /// List directories only (an ancestor of a hidden path: `ls` still works).
-    List,
-    /// Read files, list directories and execute.
-    Read,
-    /// Everything, writing included.
-    Write,
-}
-
-/// `root` granted with `reach`, minus every `hidden` path. `entries` lists a
-/// directory's entries, never following symbolic links: a link is reached
-/// through its target, whose own grants decide. Paths are absolute and
-/// canonical (the shell resolves them first).
-pub fn carve(
-    root: &Path,
-    reach: Reach,
-    hidden: &[PathBuf],
-    entries: &mut dyn FnMut(&Path) -> Vec<PathBuf>,
-) -> Vec<(PathBuf, Reach)> {
-    if hidden.iter().any(|h| root.starts_with(h)) {
-        return Vec::new();
-    }
-    if !hidden.iter().any(|h| h.starts_with(root)) {
-        return vec![(root.to_path_buf(), reach)];
-    }
-    let mut grants = vec![(root.to_path_buf(), Reach::List)];
-    for entry in entries(root) {
-        grants.extend(carve(&entry, reach, hidden, entries));
-    }
-    grants
-}
 
 /// The files an SQLite database URL keeps its data in (the database and its
 /// journals); none for another database or an in-memory one.
@@ -179,67 +149,6 @@ pub fn workspace_home(homes: &Path, workspace_id: &str) -> Option<(PathBuf, Path
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
-
-    /// A directory tree as `entries` sees it.
-    fn tree(dirs: &[(&str, &[&str])]) -> BTreeMap<PathBuf, Vec<PathBuf>> {
-        dirs.iter()
-            .map(|(d, es)| (PathBuf::from(d), es.iter().map(|e| Path::new(d).join(e)).collect()))
-            .collect()
-    }
-
-    fn carved(root: &str, reach: Reach, hidden: &[&str], t: &BTreeMap<PathBuf, Vec<PathBuf>>) -> Vec<(String, Reach)> {
-        let hidden: Vec<PathBuf> = hidden.iter().map(PathBuf::from).collect();
-        let mut listed = |p: &Path| t.get(p).cloned().unwrap_or_default();
-        carve(Path::new(root), reach, &hidden, &mut listed)
-            .into_iter()
-            .map(|(p, r)| (p.display().to_string(), r))
-            .collect()
-    }
-
-    #[test]
-    fn a_root_holding_nothing_hidden_is_granted_whole() {
-        let t = tree(&[]);
-        assert_eq!(
-            carved("/usr", Reach::Read, &["/srv/kandev"], &t),
-            [("/usr".into(), Reach::Read)]
-        );
-    }
-
-    #[test]
-    fn a_hidden_path_is_carved_out_and_its_ancestors_only_listed() {
-        let t = tree(&[
-            ("/", &["usr", "srv"]),
-            ("/srv", &["kandev", "www"]),
-            ("/srv/kandev", &["data", "kandev.db"]),
-        ]);
-        assert_eq!(
-            carved("/", Reach::Read, &["/srv/kandev/data", "/srv/kandev/kandev.db"], &t),
-            [
-                ("/".into(), Reach::List),
-                ("/usr".into(), Reach::Read),
-                ("/srv".into(), Reach::List),
-                ("/srv/kandev".into(), Reach::List),
-                ("/srv/www".into(), Reach::Read),
-            ]
-        );
-    }
-
-    #[test]
-    fn a_root_inside_a_hidden_path_is_not_granted() {
-        let t = tree(&[]);
-        assert!(carved("/srv/kandev/data/x", Reach::Write, &["/srv/kandev/data"], &t).is_empty());
-        assert!(carved("/srv/kandev/data", Reach::Write, &["/srv/kandev/data"], &t).is_empty());
-    }
-
-    #[test]
-    fn a_sibling_sharing_a_name_prefix_is_not_hidden() {
-        let t = tree(&[("/srv", &["data", "data2"])]);
-        assert_eq!(
-            carved("/srv", Reach::Write, &["/srv/data"], &t),
-            [("/srv".into(), Reach::List), ("/srv/data2".into(), Reach::Write)]
-        );
-    }
 
     #[test]
     fn an_sqlite_url_names_the_database_and_its_journals() {
