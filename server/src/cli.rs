@@ -50,6 +50,9 @@ pub enum Command {
         /// Its own temporary directory (`TMPDIR`), with `--home`.
         #[arg(long, requires = "home")]
         tmp: Option<std::path::PathBuf>,
+        /// Let it open unix sockets by path (refused otherwise).
+        #[arg(long)]
+        allow_unix_sockets: bool,
         /// The agent's command and its arguments.
         #[arg(last = true, required = true)]
         command: Vec<std::ffi::OsString>,
@@ -195,6 +198,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             connect_tcp,
             home,
             tmp,
+            allow_unix_sockets,
             command,
         } => {
             let Some((program, args)) = command.split_first() else {
@@ -208,6 +212,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
                 write,
                 tcp: restrict_tcp.then_some(connect_tcp),
                 home: home.zip(tmp),
+                unix_sockets: allow_unix_sockets,
             };
             let Err(e) = confine(require, &sandbox, program, args);
             eprintln!("{} {e}", crate::agent::confine::CONFINE_SAYS);

@@ -110,11 +110,24 @@ pub struct Settings {
     /// log in through their profile's `env`, not the server user's home).
     #[arg(long, env = "KANDEV_AGENTS_HOME", value_enum, default_value = "shared")]
     pub agents_home: AgentsHome,
+    /// Whether confined agents may open unix sockets by path: `deny` (a
+    /// socket file is a way past every grant: the user's systemd manager, a
+    /// container runtime, PostgreSQL's peer authentication) or `allow` (for
+    /// agents that need one, such as `gpg-agent` to sign commits).
+    #[arg(long, env = "KANDEV_AGENTS_UNIX_SOCKETS", value_enum, default_value = "deny")]
+    pub agents_unix_sockets: AgentsUnixSockets,
     /// Let notifications reach loopback, private and link-local addresses.
     /// Off by default: workspace owners choose the targets, and must not
     /// reach the server's host, its network or a cloud metadata service.
     #[arg(long, env = "KANDEV_NOTIFY_PRIVATE_ADDRESSES")]
     pub notify_private_addresses: bool,
+}
+
+/// `KANDEV_AGENTS_UNIX_SOCKETS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AgentsUnixSockets {
+    Deny,
+    Allow,
 }
 
 /// `KANDEV_AGENTS_HOME`.
@@ -174,6 +187,7 @@ impl Settings {
             agents_unconfined: false,
             agents_tcp_ports: String::new(),
             agents_home: AgentsHome::Shared,
+            agents_unix_sockets: AgentsUnixSockets::Deny,
         }
     }
 }

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{AgentsConfinement, AgentsHome, Settings};
+use crate::config::{AgentsConfinement, AgentsHome, AgentsUnixSockets, Settings};
 
 /// What a process the server starts for an agent, or in a directory an agent
 /// can write, inherits: `PATH`, `HOME`, `LANG` and `TERM`, never
@@ -52,6 +52,8 @@ pub struct Sandbox {
     /// `Some((home, tmp))`: its workspace's own `HOME` and temporary
     /// directory, the only ones it writes (`KANDEV_AGENTS_HOME=workspace`).
     pub home: Option<(PathBuf, PathBuf)>,
+    /// Whether it may open unix sockets by path (`seccomp` refuses them otherwise).
+    pub unix_sockets: bool,
 }
 
 impl Sandbox {
@@ -76,6 +78,8 @@ pub struct Confinement {
     pub homes: Option<PathBuf>,
     /// This workspace's `HOME` and temporary directory, beneath `homes`.
     pub home: Option<(PathBuf, PathBuf)>,
+    /// Whether it may open unix sockets by path (`KANDEV_AGENTS_UNIX_SOCKETS`).
+    pub unix_sockets: bool,
 }
 
 impl Confinement {
@@ -96,7 +100,13 @@ impl Confinement {
             tcp_ports: None,
             homes: None,
             home: None,
+            unix_sockets: false,
         }
+    }
+
+    /// This confinement letting agents open unix sockets by path, or not.
+    pub fn allowing_unix_sockets(self, unix_sockets: bool) -> Self {
+        Self { unix_sockets, ..self }
     }
 
     /// This confinement giving each workspace's agents a `HOME` and a
@@ -172,6 +182,9 @@ impl Confinement {
         if let Some((home, tmp)) = &self.home {
             cmd.arg("--home").arg(home).arg("--tmp").arg(tmp);
         }
+        if self.unix_sockets {
+            cmd.arg("--allow-unix-sockets");
+        }
         if let Some(ports) = &self.tcp_ports {
             cmd.arg("--restrict-tcp");
             for port in ports {
@@ -246,6 +259,7 @@ pub async fn for_settings(
     let confinement = Confinement::new(bin, &settings.data_dir, &settings.database_url)
         .requiring(required)
         .connecting(tcp_ports)
+        .allowing_unix_sockets(settings.agents_unix_sockets == AgentsUnixSockets::Allow)
         .with_homes((settings.agents_home == AgentsHome::Workspace).then(|| settings.data_dir.join("agent-homes")));
     let probe = confinement
         .confined(&std::env::temp_dir(), &[], "true", &[] as &[&str])
@@ -319,6 +333,14 @@ mod confinement_tests {
             .get_args()
             .map(|a| a.to_string_lossy().into_owned())
             .collect()
+    }
+
+    #[test]
+    fn unix_sockets_reach_kandev_confine_allowed_only_when_the_setting_allows_them() {
+        assert!(!confine_args(&plain()).contains(&"--allow-unix-sockets".to_string()));
+        let allowed = confine_args(&plain().allowing_unix_sockets(true));
+        assert_eq!(allowed.iter().filter(|a| *a == "--allow-unix-sockets").count(), 1);
+        assert!(allowed.iter().position(|a| a == "--allow-unix-sockets") < allowed.iter().position(|a| a == "--"));
     }
 
     #[test]

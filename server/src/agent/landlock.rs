@@ -153,6 +153,14 @@ pub fn confine_and_exec(required: bool, sandbox: &Sandbox, program: &OsString, a
     if let Err(e) = super::capabilities::drop_all() {
         return format!("could not drop the agent's capabilities: {e}");
     }
+    if !sandbox.unix_sockets
+        && let Err(e) = super::seccomp::deny_unix_sockets()
+    {
+        if required {
+            return format!("could not keep the agent from unix sockets, which confinement requires: {e}");
+        }
+        eprintln!("{CONFINE_SAYS} could not keep the agent from unix sockets ({e}): it may open any");
+    }
     let mut command = std::process::Command::new(program);
     command.args(args).current_dir(&worktree);
     if let Some((home, tmp)) = &sandbox.home {

@@ -8,6 +8,8 @@ pub mod group;
 pub mod landlock;
 pub mod profiles;
 mod runtime;
+#[cfg(target_os = "linux")]
+mod seccomp;
 mod transcript;
 pub mod workdir;
 

@@ -314,6 +314,10 @@ fn connect(name: &str) -> std::io::Result<()> {
     if name.starts_with('@') {
         return connect_abstract(name);
     }
+    #[cfg(unix)]
+    if name.starts_with('/') {
+        return std::os::unix::net::UnixStream::connect(name).map(drop);
+    }
     std::net::TcpStream::connect_timeout(
         &name
             .parse()

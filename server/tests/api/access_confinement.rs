@@ -252,34 +252,6 @@ async fn with_a_home_per_workspace_an_agent_writes_only_its_own_workspace_s() {
     app.stop().await;
 }
 
-/// Abstract unix sockets have no file to hide: Landlock's scope keeps a
-/// confined agent from those of processes outside its sandbox.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_confined_agent_cannot_connect_to_an_abstract_socket_of_the_host() {
-    use std::os::linux::net::SocketAddrExt;
-    use std::os::unix::net::{SocketAddr, UnixListener};
-    if !landlock_here() {
-        return;
-    }
-    let name = format!("kandev-test-{}", uuid::Uuid::new_v4().simple());
-    let addr = SocketAddr::from_abstract_name(&name).expect("an abstract name");
-    let _listening = UnixListener::bind_addr(&addr).expect("listen");
-    let probe = format!("e2e:connect(\"@{name}\")");
-    let unconfined = Spawn::new(Db::Sqlite)
-        .settings(|s| s.agents_confinement = kandev_server::config::AgentsConfinement::Off)
-        .start()
-        .await;
-    let ws = unconfined.workspace_with_repo("W").await;
-    let said = agent_says(&unconfined, &ws, &probe).await;
-    assert_eq!(said.concat(), format!("connect @{name}: ok"), "the premise");
-    unconfined.stop().await;
-    let app = spawn_app(Db::Sqlite).await;
-    let ws = app.workspace_with_repo("W").await;
-    let said = agent_says(&app, &ws, &probe).await;
-    assert_eq!(said.concat(), format!("connect @{name}: denied"));
-    app.stop().await;
-}
-
 /// A server started in a terminal: `script(1)` runs a command in a new
 /// terminal session, as a shell does. A confined agent is in a session of
 /// its own, with no terminal to push keystrokes into (TIOCSTI).

@@ -1,0 +1,122 @@
+//! Unix sockets: a socket file is a way past every Landlock grant (the
+//! user's systemd manager, a container runtime, PostgreSQL's peer
+//! authentication), so confined agents open none unless
+//! `KANDEV_AGENTS_UNIX_SOCKETS=allow`; abstract ones, which have no file,
+//! are Landlock's scope's to refuse.
+
+#![cfg(target_os = "linux")]
+
+use std::os::unix::net::UnixListener;
+use std::process::Command;
+
+use kandev_server::config::{AgentsConfinement, AgentsUnixSockets};
+
+use crate::access_agents::{agent_says, landlock_here};
+use crate::support::{Db, Spawn, spawn_app};
+
+/// What an agent of a server started with `sockets` (or unconfined) says on
+/// connecting to `target`.
+async fn connecting(confined: Option<AgentsUnixSockets>, target: &str) -> String {
+    let app = Spawn::new(Db::Sqlite)
+        .settings(move |s| match confined {
+            Some(sockets) => s.agents_unix_sockets = sockets,
+            None => s.agents_confinement = AgentsConfinement::Off,
+        })
+        .start()
+        .await;
+    let ws = app.workspace_with_repo("W").await;
+    let said = agent_says(&app, &ws, &format!("e2e:connect(\"{target}\")")).await;
+    app.stop().await;
+    said.concat()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confined_agent_connects_to_no_unix_socket_file_unless_they_are_allowed() {
+    let dir = tempfile::tempdir().expect("a directory beside the agent's");
+    let path = dir.path().join("service.sock").display().to_string();
+    let _listening = UnixListener::bind(&path).expect("listen");
+    assert_eq!(
+        connecting(None, &path).await,
+        format!("connect {path}: ok"),
+        "the premise"
+    );
+    assert_eq!(
+        connecting(Some(AgentsUnixSockets::Deny), &path).await,
+        format!("connect {path}: denied")
+    );
+    assert_eq!(
+        connecting(Some(AgentsUnixSockets::Allow), &path).await,
+        format!("connect {path}: ok")
+    );
+    // Denying is the default.
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace_with_repo("W").await;
+    let said = agent_says(&app, &ws, &format!("e2e:connect(\"{path}\")")).await;
+    assert_eq!(said.concat(), format!("connect {path}: denied"));
+    app.stop().await;
+}
+
+/// What a confined agent still has: a socket pair joins it to its own
+/// children (Python's multiprocessing, Node's IPC). `io_uring`, which makes
+/// sockets the filter would not see, answers as on a kernel without it.
+#[test]
+fn a_confined_agent_keeps_socket_pairs_and_finds_no_io_uring() {
+    let probe = r#"
+import ctypes, socket
+a, b = socket.socketpair(); a.send(b"x"); print("socketpair", b.recv(1).decode())
+libc = ctypes.CDLL(None, use_errno=True)
+print("io_uring_setup", libc.syscall(425, 1, None), ctypes.get_errno())
+"#;
+    let run = |confined: bool| {
+        let worktree = tempfile::tempdir().expect("a worktree");
+        let mut cmd = if confined {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_kandev"));
+            c.arg("confine").arg("--worktree").arg(worktree.path());
+            c.args(["--", "python3"]);
+            c
+        } else {
+            Command::new("python3")
+        };
+        let out = cmd.args(["-c", probe]).output().expect("python3");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let free = run(false);
+    assert!(
+        !free.contains("io_uring_setup -1 38"),
+        "the premise: this kernel has io_uring ({free})"
+    );
+    assert_eq!(run(true), "socketpair x\nio_uring_setup -1 38\n");
+}
+
+/// Abstract unix sockets have no file to hide: Landlock's scope keeps a
+/// confined agent from those of processes outside its sandbox.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confined_agent_cannot_connect_to_an_abstract_socket_of_the_host() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+    if !landlock_here() {
+        return;
+    }
+    let name = format!("kandev-test-{}", uuid::Uuid::new_v4().simple());
+    let addr = SocketAddr::from_abstract_name(&name).expect("an abstract name");
+    let _listening = UnixListener::bind_addr(&addr).expect("listen");
+    let probe = format!("e2e:connect(\"@{name}\")");
+    let unconfined = Spawn::new(Db::Sqlite)
+        .settings(|s| s.agents_confinement = AgentsConfinement::Off)
+        .start()
+        .await;
+    let ws = unconfined.workspace_with_repo("W").await;
+    let said = agent_says(&unconfined, &ws, &probe).await;
+    assert_eq!(said.concat(), format!("connect @{name}: ok"), "the premise");
+    unconfined.stop().await;
+    // Unix sockets allowed, so Landlock's scope is what refuses this one.
+    let app = Spawn::new(Db::Sqlite)
+        .settings(|s| s.agents_unix_sockets = AgentsUnixSockets::Allow)
+        .start()
+        .await;
+    let ws = app.workspace_with_repo("W").await;
+    let said = agent_says(&app, &ws, &probe).await;
+    assert_eq!(said.concat(), format!("connect @{name}: denied"));
+    app.stop().await;
+}
