@@ -103,6 +103,11 @@ pub struct Settings {
     /// Keeps them from loopback services such as PostgreSQL and NATS.
     #[arg(long, env = "KANDEV_AGENTS_TCP_PORTS", default_value = "")]
     pub agents_tcp_ports: String,
+    /// More paths confined agents (and the git Kandev runs where they can
+    /// write) may not read, apart by `:`, e.g. `/run/secrets:/etc/kandev`:
+    /// secrets on the host that the server's OS user can read.
+    #[arg(long, env = "KANDEV_AGENTS_HIDDEN", default_value = "")]
+    pub agents_hidden: String,
     /// Where confined agents keep `HOME` and temporary files: `shared`, the
     /// server user's (every workspace's agents may write them, so one could
     /// plant a `~/.gitconfig` another runs), or `workspace`, a home and a
@@ -186,6 +191,7 @@ impl Settings {
             agents_confinement: AgentsConfinement::BestEffort,
             agents_unconfined: false,
             agents_tcp_ports: String::new(),
+            agents_hidden: String::new(),
             agents_home: AgentsHome::Shared,
             agents_unix_sockets: AgentsUnixSockets::Deny,
         }

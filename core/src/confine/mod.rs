@@ -97,6 +97,28 @@ pub fn posture(ran: bool, said: &str) -> &'static str {
     }
 }
 
+/// `KANDEV_AGENTS_HIDDEN`: more paths agents may not read, apart by `:` as
+/// in `PATH`. Each must be absolute (agents start in their worktrees, where
+/// a relative path would name something else) and not `/`, which would
+/// hide the agent's own program.
+pub fn hidden_paths(setting: &str) -> Result<Vec<PathBuf>, String> {
+    setting
+        .split(':')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let path = Path::new(p);
+            if !path.is_absolute() {
+                Err(format!("KANDEV_AGENTS_HIDDEN: {p:?} is not an absolute path"))
+            } else if path.parent().is_none() {
+                Err("KANDEV_AGENTS_HIDDEN: \"/\" would hide everything, the agent's own program too".into())
+            } else {
+                Ok(path.to_path_buf())
+            }
+        })
+        .collect()
+}
+
 /// `KANDEV_AGENTS_TCP_PORTS`: `None` when agents may connect to any TCP port
 /// (empty), else the only ports they may (`none`: no port but Kandev's own,
 /// which the server adds for MCP). Sorted, each once.
@@ -239,6 +261,25 @@ mod tests {
         assert_eq!(posture(true, PARTIALLY_ENFORCED), "partial");
         assert_eq!(posture(true, NOT_ENFORCED), "none");
         assert_eq!(posture(false, "could not confine the agent: x"), "failed");
+    }
+
+    #[test]
+    fn hidden_paths_are_absolute_paths_apart_by_colons() {
+        assert_eq!(hidden_paths(""), Ok(vec![]));
+        assert_eq!(
+            hidden_paths("/run/secrets: /etc/kandev ::"),
+            Ok(vec![PathBuf::from("/run/secrets"), PathBuf::from("/etc/kandev")])
+        );
+    }
+
+    #[test]
+    fn hidden_paths_refuse_a_relative_path_and_the_root_naming_why() {
+        assert_eq!(
+            hidden_paths("/etc/kandev:secrets"),
+            Err("KANDEV_AGENTS_HIDDEN: \"secrets\" is not an absolute path".into())
+        );
+        assert!(hidden_paths("/").unwrap_err().contains("would hide everything"));
+        assert!(hidden_paths("/srv:/").is_err());
     }
 
     #[test]

@@ -256,7 +256,9 @@ pub async fn for_settings(
         return Ok((None, "off"));
     };
     let tcp_ports = kandev_core::confine::tcp_ports(&settings.agents_tcp_ports)?;
+    let hidden = kandev_core::confine::hidden_paths(&settings.agents_hidden)?;
     let confinement = Confinement::new(bin, &settings.data_dir, &settings.database_url)
+        .also_hiding(hidden)
         .requiring(required)
         .connecting(tcp_ports)
         .allowing_unix_sockets(settings.agents_unix_sockets == AgentsUnixSockets::Allow)
@@ -320,6 +322,16 @@ mod confinement_tests {
             err.contains("KANDEV_AGENTS_TCP_PORTS: \"https\" is not a TCP port"),
             "{err}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_hidden_paths_setting_with_a_relative_path_stops_the_server_saying_why() {
+        let mut settings = crate::config::Settings::defaults();
+        settings.agents_hidden = "/run/secrets:secrets".into();
+        let err = super::for_settings(&settings, Some(Path::new("/bin/true")))
+            .await
+            .unwrap_err();
+        assert_eq!(err, "KANDEV_AGENTS_HIDDEN: \"secrets\" is not an absolute path");
     }
 
     fn plain() -> Confinement {

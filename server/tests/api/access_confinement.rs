@@ -307,3 +307,32 @@ async fn metrics_say_how_far_agents_are_confined() {
     assert!(said.contains("kandev_agents_confinement{state=\"off\"} 1"), "{said}");
     off.stop().await;
 }
+
+/// Secrets the server's OS user can read (`/run/secrets`, an environment
+/// file) are the operator's to hide: `KANDEV_AGENTS_HIDDEN`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paths_the_operator_hides_are_out_of_every_agent_s_reach() {
+    if !landlock_here() {
+        return;
+    }
+    let host = tempfile::tempdir().expect("a host directory");
+    let secrets = host.path().join("secrets");
+    std::fs::create_dir_all(&secrets).expect("secrets");
+    let token = secrets.join("github-token");
+    std::fs::write(&token, "ghp_secret").expect("a secret");
+    let probe = format!("e2e:read(\"{}\")", token.display());
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace_with_repo("W").await;
+    let said = agent_says(&app, &ws, &probe).await;
+    assert_eq!(said.concat(), format!("read {}: ok", token.display()), "the premise");
+    app.stop().await;
+    let hidden = format!("/nonexistent/kandev:{}", secrets.display());
+    let app = Spawn::new(Db::Sqlite)
+        .settings(move |s| s.agents_hidden = hidden)
+        .start()
+        .await;
+    let ws = app.workspace_with_repo("W").await;
+    let said = agent_says(&app, &ws, &probe).await;
+    assert_eq!(said.concat(), format!("read {}: denied", token.display()));
+    app.stop().await;
+}
