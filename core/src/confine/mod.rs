@@ -69,6 +69,9 @@ pub const NOT_ENFORCED: &str = "this kernel has no Landlock: the agent runs unco
 pub const REFUSED_PARTIALLY: &str =
     "this kernel's Landlock enforces only part of the agent's confinement, which is required: the agent does not start";
 pub const REFUSED_NOT: &str = "this kernel has no Landlock and confinement is required: the agent does not start";
+/// Said when the seccomp filter keeping agents from unix sockets could not
+/// be installed: they then open any, and confinement is only partial.
+pub const SOCKETS_OPEN: &str = "this kernel cannot keep the agent from unix sockets";
 
 /// Whether a confined process starts: always on a best effort, only when
 /// everything is enforced where confinement is `required`.
@@ -90,7 +93,7 @@ pub fn posture(ran: bool, said: &str) -> &'static str {
         "failed"
     } else if said.contains(NOT_ENFORCED) {
         "none"
-    } else if said.contains(PARTIALLY_ENFORCED) {
+    } else if said.contains(PARTIALLY_ENFORCED) || said.contains(SOCKETS_OPEN) {
         "partial"
     } else {
         "full"
@@ -259,6 +262,10 @@ mod tests {
     fn the_posture_is_what_trying_confine_showed() {
         assert_eq!(posture(true, ""), "full");
         assert_eq!(posture(true, PARTIALLY_ENFORCED), "partial");
+        assert_eq!(
+            posture(true, &format!("kandev confine: {SOCKETS_OPEN} (EINVAL)")),
+            "partial"
+        );
         assert_eq!(posture(true, NOT_ENFORCED), "none");
         assert_eq!(posture(false, "could not confine the agent: x"), "failed");
     }

@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
-use kandev_core::confine::{Enforced, Reach, Verdict, verdict};
+use kandev_core::confine::{Enforced, Reach, SOCKETS_OPEN, Verdict, verdict};
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,
     RulesetStatus, Scope,
@@ -157,9 +157,9 @@ pub fn confine_and_exec(required: bool, sandbox: &Sandbox, program: &OsString, a
         && let Err(e) = super::seccomp::deny_unix_sockets()
     {
         if required {
-            return format!("could not keep the agent from unix sockets, which confinement requires: {e}");
+            return format!("{SOCKETS_OPEN} ({e}) and confinement is required: the agent does not start");
         }
-        eprintln!("{CONFINE_SAYS} could not keep the agent from unix sockets ({e}): it may open any");
+        eprintln!("{CONFINE_SAYS} {SOCKETS_OPEN} ({e}): it may open any");
     }
     let mut command = std::process::Command::new(program);
     command.args(args).current_dir(&worktree);

@@ -8,7 +8,7 @@
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use kandev_core::confine::{NOT_ENFORCED, REFUSED_NOT};
+use kandev_core::confine::{NOT_ENFORCED, REFUSED_NOT, SOCKETS_OPEN};
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -16,12 +16,17 @@ use crate::access_agents::{agent_says, landlock_here, tool_results, transcript_o
 use crate::support::{Db, Spawn, spawn_app};
 
 /// `cmd`, run from a thread whose kernel has no Landlock.
-fn without_landlock(mut cmd: Command) -> Output {
+fn without_landlock(cmd: Command) -> Output {
+    const LANDLOCK_CREATE_RULESET: i64 = 444; // the same on every architecture
+    without_call(LANDLOCK_CREATE_RULESET, cmd)
+}
+
+/// `cmd`, run from a thread whose kernel lacks the system call `call`.
+fn without_call(call: i64, mut cmd: Command) -> Output {
     std::thread::spawn(move || {
         use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, TargetArch};
-        const LANDLOCK_CREATE_RULESET: i64 = 444; // the same on every architecture
         let arch = TargetArch::try_from(std::env::consts::ARCH).expect("a seccomp architecture");
-        let rules = [(LANDLOCK_CREATE_RULESET, vec![])].into_iter().collect();
+        let rules = [(call, vec![])].into_iter().collect();
         let enosys = SeccompAction::Errno(38);
         let filter = SeccompFilter::new(rules, SeccompAction::Allow, enosys, arch).expect("filter");
         let program = BpfProgram::try_from(filter).expect("bpf");
@@ -74,6 +79,27 @@ fn without_landlock_required_confinement_refuses_to_start_the_agent() {
         "kandev confine: this kernel has no Landlock and confinement is required: the agent does not start\n"
     );
     assert!(REFUSED_NOT.ends_with("the agent does not start"));
+}
+
+/// A kernel without seccomp filters cannot keep agents from unix sockets:
+/// on a best effort they start and it is said (a partial confinement), where
+/// confinement is required they do not.
+#[test]
+fn without_seccomp_an_agent_starts_only_on_a_best_effort_and_it_is_said() {
+    let out = without_call(libc::SYS_seccomp, confine(false));
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "started\n");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.starts_with(&format!("kandev confine: {SOCKETS_OPEN} (")), "{said}");
+    assert_eq!(kandev_core::confine::posture(true, &said), "partial");
+    let out = without_call(libc::SYS_seccomp, confine(true));
+    assert_eq!(out.status.code(), Some(126), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "", "the agent started");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.ends_with("and confinement is required: the agent does not start\n"),
+        "{said}"
+    );
 }
 
 #[test]
