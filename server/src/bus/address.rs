@@ -14,6 +14,8 @@ use super::BusError;
 pub struct NatsAddress {
     pub server: String,
     pub options: ConnectOptions,
+    /// Whether the URL gave credentials.
+    pub credentialed: bool,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -57,12 +59,17 @@ fn split(url: &str) -> Result<(String, Credentials), BusError> {
 /// `url` as async-nats takes it: its credentials moved into `base`.
 pub fn nats_address(url: &str, base: ConnectOptions) -> Result<NatsAddress, BusError> {
     let (server, credentials) = split(url)?;
+    let credentialed = credentials != Credentials::None;
     let options = match credentials {
         Credentials::None => base,
         Credentials::Token(token) => base.token(token),
         Credentials::UserPassword(user, password) => base.user_and_password(user, password),
     };
-    Ok(NatsAddress { server, options })
+    Ok(NatsAddress {
+        server,
+        options,
+        credentialed,
+    })
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use kandev_core::events::{Event, Payload};
 
 pub use address::{NatsAddress, nats_address};
 pub use memory::MemoryBus;
-pub use nats::{NatsBus, live_subject};
+pub use nats::{NatsBus, OPEN_NATS, live_subject};
 pub use seal::{BusTrust, SEAL_HEADER, Vouch};
 
 /// A subscriber callback. It runs to completion before the next delivery to

@@ -62,14 +62,42 @@ pub fn live_subject(namespace: &str) -> String {
     format!("{}_live", token(namespace))
 }
 
+/// Logged at start when NATS takes clients without credentials.
+pub const OPEN_NATS: &str = "NATS takes clients without credentials: anything that reaches it can read every \
+     event, take messages off Kandev's consumers or delete the stream (seals stop only forged events); \
+     give NATS a user and password and put them in KANDEV_NATS_URL";
+
+/// Whether the NATS at `server` takes a client without credentials: it took
+/// Kandev's own if that had none, else a client trying without is let in
+/// (a server may give such clients a user of its own: `no_auth_user`).
+async fn takes_anyone(server: &str, credentialed: bool) -> bool {
+    if !credentialed {
+        return true;
+    }
+    let probe = async_nats::ConnectOptions::new()
+        .connection_timeout(Duration::from_secs(2))
+        .connect(server);
+    match tokio::time::timeout(Duration::from_secs(3), probe).await {
+        Ok(Ok(client)) => {
+            drop(client);
+            true
+        }
+        _ => false,
+    }
+}
+
 impl NatsBus {
     pub async fn connect(url: &str, namespace: &str, trust: BusTrust) -> Result<NatsBus, BusError> {
         let address = super::nats_address(url, async_nats::ConnectOptions::new())?;
+        let (server, credentialed) = (address.server.clone(), address.credentialed);
         let client = address
             .options
             .connect(address.server)
             .await
             .map_err(|e| BusError::Connect(e.to_string()))?;
+        if takes_anyone(&server, credentialed).await {
+            tracing::warn!("{OPEN_NATS}");
+        }
         let js = jetstream::new(client.clone());
         let namespace = token(namespace);
         js.get_or_create_stream(stream::Config {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use chrono::Utc;
 use kandev_core::events::{AUTOMATION_TRIGGERED, AutomationTriggered, Event, Payload, TASK_PR_UPDATED};
-use kandev_server::bus::SEAL_HEADER;
+use kandev_server::bus::{OPEN_NATS, SEAL_HEADER};
 use kandev_server::store::Store;
 use serde_json::json;
 
@@ -254,16 +254,33 @@ struct LockedNats {
     port: u16,
 }
 
-async fn locked_nats(user: &str, password: &str) -> LockedNats {
+/// A NATS whose one user is `user`; with `anonymous`, a client giving no
+/// credentials is let in as that user (`no_auth_user`).
+async fn locked_nats(user: &str, password: &str, anonymous: bool) -> LockedNats {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
     let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("nats.conf");
+    let store = dir.path().join("js");
+    let no_auth_user = if anonymous {
+        format!("no_auth_user: {user:?}")
+    } else {
+        String::new()
+    };
+    std::fs::write(
+        &config,
+        format!(
+            "listen: \"127.0.0.1:{port}\"\njetstream {{ store_dir: {store:?} }}\n\
+             accounts {{ K {{ jetstream: enabled, users: [{{user: {user:?}, password: {password:?}}}] }} }}\n\
+             {no_auth_user}\n"
+        ),
+    )
+    .expect("nats.conf");
     let child = tokio::process::Command::new("nats-server")
-        .args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
-        .arg(dir.path())
-        .args(["--user", user, "--pass", password])
+        .arg("-c")
+        .arg(&config)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
@@ -280,9 +297,11 @@ async fn locked_nats(user: &str, password: &str) -> LockedNats {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// One thread, so the start's log lines reach the capture.
+#[tokio::test]
 async fn a_nats_that_requires_credentials_is_reached_with_those_in_the_url() {
-    let nats = locked_nats("kandev", "s3cr:t@x").await;
+    let (logs, _guard) = capture();
+    let nats = locked_nats("kandev", "s3cr:t@x", false).await;
     let plain = format!("nats://127.0.0.1:{}", nats.port);
     assert!(
         async_nats::connect(plain.as_str()).await.is_err(),
@@ -303,5 +322,31 @@ async fn a_nats_that_requires_credentials_is_reached_with_those_in_the_url() {
     app.publish_pr(&merged_pr(&target, "acme", "api", 7), Form::Typed).await;
     app.wait_for_run_status(&a, "succeeded").await;
     assert!(app.task_json(&target).await["archived_at"].is_string());
+    assert!(
+        logs.at("WARN", &[OPEN_NATS]).is_empty(),
+        "a locked NATS is not warned of"
+    );
+    app.stop().await;
+}
+
+/// Credentials keep a NATS closed only if it refuses clients without them:
+/// one open to anyone (no credentials asked, or `no_auth_user`) is warned
+/// of at start.
+#[tokio::test]
+async fn a_nats_that_takes_clients_without_credentials_is_warned_of_at_start() {
+    let (logs, _guard) = capture();
+    let app = Spawn::new(Db::Sqlite).nats().start().await;
+    assert_eq!(logs.at("WARN", &[OPEN_NATS]).len(), 1, "no credentials given");
+    app.stop().await;
+    let (logs, _guard) = capture();
+    let nats = locked_nats("kandev", "pw", true).await;
+    let url = format!("nats://kandev:pw@127.0.0.1:{}", nats.port);
+    let app = Spawn::new(Db::Sqlite)
+        .nats()
+        .settings_more(move |s| s.nats_url = url)
+        .start()
+        .await;
+    assert_eq!(app.services().bus.kind(), "nats");
+    assert_eq!(logs.at("WARN", &[OPEN_NATS]).len(), 1, "credentials given, none needed");
     app.stop().await;
 }
