@@ -311,13 +311,18 @@ mod confinement_tests {
 
     use super::Confinement;
 
+    /// Why a server with `edit` made to its settings does not start.
+    async fn refused(edit: impl FnOnce(&mut crate::config::Settings)) -> String {
+        let mut settings = crate::config::Settings::defaults();
+        edit(&mut settings);
+        super::for_settings(&settings, Some(Path::new("/bin/true")))
+            .await
+            .expect_err("a server that does not start")
+    }
+
     #[tokio::test]
     async fn a_tcp_ports_setting_that_names_no_port_stops_the_server_saying_why() {
-        let mut settings = crate::config::Settings::defaults();
-        settings.agents_tcp_ports = "443,https".into();
-        let err = super::for_settings(&settings, Some(Path::new("/bin/true")))
-            .await
-            .unwrap_err();
+        let err = refused(|s| s.agents_tcp_ports = "443,https".into()).await;
         assert!(
             err.contains("KANDEV_AGENTS_TCP_PORTS: \"https\" is not a TCP port"),
             "{err}"
@@ -326,11 +331,7 @@ mod confinement_tests {
 
     #[tokio::test]
     async fn a_hidden_paths_setting_with_a_relative_path_stops_the_server_saying_why() {
-        let mut settings = crate::config::Settings::defaults();
-        settings.agents_hidden = "/run/secrets:secrets".into();
-        let err = super::for_settings(&settings, Some(Path::new("/bin/true")))
-            .await
-            .unwrap_err();
+        let err = refused(|s| s.agents_hidden = "/run/secrets:secrets".into()).await;
         assert_eq!(err, "KANDEV_AGENTS_HIDDEN: \"secrets\" is not an absolute path");
     }
 

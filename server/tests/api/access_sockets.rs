@@ -9,25 +9,27 @@
 use std::os::unix::net::UnixListener;
 use std::process::Command;
 
-use kandev_server::config::{AgentsConfinement, AgentsUnixSockets};
+use kandev_server::config::{AgentsConfinement, AgentsUnixSockets, Settings};
 
 use crate::access_agents::{agent_says, landlock_here};
-use crate::support::{Db, Spawn, spawn_app};
+use crate::support::{Db, Spawn};
 
-/// What an agent of a server started with `sockets` (or unconfined) says on
+/// What an agent of a server with `edit` made to its settings says on
 /// connecting to `target`.
-async fn connecting(confined: Option<AgentsUnixSockets>, target: &str) -> String {
-    let app = Spawn::new(Db::Sqlite)
-        .settings(move |s| match confined {
-            Some(sockets) => s.agents_unix_sockets = sockets,
-            None => s.agents_confinement = AgentsConfinement::Off,
-        })
-        .start()
-        .await;
+async fn connecting(edit: impl FnOnce(&mut Settings) + 'static, target: &str) -> String {
+    let app = Spawn::new(Db::Sqlite).settings(edit).start().await;
     let ws = app.workspace_with_repo("W").await;
     let said = agent_says(&app, &ws, &format!("e2e:connect(\"{target}\")")).await;
     app.stop().await;
     said.concat()
+}
+
+fn unconfined(s: &mut Settings) {
+    s.agents_confinement = AgentsConfinement::Off;
+}
+
+fn sockets(allowed: AgentsUnixSockets) -> impl FnOnce(&mut Settings) {
+    move |s| s.agents_unix_sockets = allowed
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -35,25 +37,12 @@ async fn a_confined_agent_connects_to_no_unix_socket_file_unless_they_are_allowe
     let dir = tempfile::tempdir().expect("a directory beside the agent's");
     let path = dir.path().join("service.sock").display().to_string();
     let _listening = UnixListener::bind(&path).expect("listen");
-    assert_eq!(
-        connecting(None, &path).await,
-        format!("connect {path}: ok"),
-        "the premise"
-    );
-    assert_eq!(
-        connecting(Some(AgentsUnixSockets::Deny), &path).await,
-        format!("connect {path}: denied")
-    );
-    assert_eq!(
-        connecting(Some(AgentsUnixSockets::Allow), &path).await,
-        format!("connect {path}: ok")
-    );
-    // Denying is the default.
-    let app = spawn_app(Db::Sqlite).await;
-    let ws = app.workspace_with_repo("W").await;
-    let said = agent_says(&app, &ws, &format!("e2e:connect(\"{path}\")")).await;
-    assert_eq!(said.concat(), format!("connect {path}: denied"));
-    app.stop().await;
+    let ok = format!("connect {path}: ok");
+    let denied = format!("connect {path}: denied");
+    assert_eq!(connecting(unconfined, &path).await, ok, "the premise");
+    assert_eq!(connecting(|_| {}, &path).await, denied, "denied by default");
+    assert_eq!(connecting(sockets(AgentsUnixSockets::Deny), &path).await, denied);
+    assert_eq!(connecting(sockets(AgentsUnixSockets::Allow), &path).await, ok);
 }
 
 /// What a confined agent still has: a socket pair joins it to its own
@@ -94,29 +83,22 @@ print("io_uring_setup", libc.syscall(425, 1, None), ctypes.get_errno())
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_confined_agent_cannot_connect_to_an_abstract_socket_of_the_host() {
     use std::os::linux::net::SocketAddrExt;
-    use std::os::unix::net::{SocketAddr, UnixListener};
+    use std::os::unix::net::SocketAddr;
     if !landlock_here() {
         return;
     }
     let name = format!("kandev-test-{}", uuid::Uuid::new_v4().simple());
     let addr = SocketAddr::from_abstract_name(&name).expect("an abstract name");
     let _listening = UnixListener::bind_addr(&addr).expect("listen");
-    let probe = format!("e2e:connect(\"@{name}\")");
-    let unconfined = Spawn::new(Db::Sqlite)
-        .settings(|s| s.agents_confinement = AgentsConfinement::Off)
-        .start()
-        .await;
-    let ws = unconfined.workspace_with_repo("W").await;
-    let said = agent_says(&unconfined, &ws, &probe).await;
-    assert_eq!(said.concat(), format!("connect @{name}: ok"), "the premise");
-    unconfined.stop().await;
+    let target = format!("@{name}");
+    assert_eq!(
+        connecting(unconfined, &target).await,
+        format!("connect {target}: ok"),
+        "the premise"
+    );
     // Unix sockets allowed, so Landlock's scope is what refuses this one.
-    let app = Spawn::new(Db::Sqlite)
-        .settings(|s| s.agents_unix_sockets = AgentsUnixSockets::Allow)
-        .start()
-        .await;
-    let ws = app.workspace_with_repo("W").await;
-    let said = agent_says(&app, &ws, &probe).await;
-    assert_eq!(said.concat(), format!("connect @{name}: denied"));
-    app.stop().await;
+    assert_eq!(
+        connecting(sockets(AgentsUnixSockets::Allow), &target).await,
+        format!("connect {target}: denied")
+    );
 }

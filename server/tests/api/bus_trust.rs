@@ -297,6 +297,17 @@ async fn locked_nats(user: &str, password: &str, anonymous: bool) -> LockedNats 
     }
 }
 
+/// A server on the NATS at `url` (credentials in it).
+async fn on_nats(url: String) -> TestApp {
+    let app = Spawn::new(Db::Sqlite)
+        .nats()
+        .settings_more(move |s| s.nats_url = url)
+        .start()
+        .await;
+    assert_eq!(app.services().bus.kind(), "nats");
+    app
+}
+
 // One thread, so the start's log lines reach the capture.
 #[tokio::test]
 async fn a_nats_that_requires_credentials_is_reached_with_those_in_the_url() {
@@ -307,13 +318,7 @@ async fn a_nats_that_requires_credentials_is_reached_with_those_in_the_url() {
         async_nats::connect(plain.as_str()).await.is_err(),
         "the test's NATS refuses a client without credentials"
     );
-    let url = format!("nats://kandev:s3cr%3At%40x@127.0.0.1:{}", nats.port);
-    let app = Spawn::new(Db::Sqlite)
-        .nats()
-        .settings_more(move |s| s.nats_url = url)
-        .start()
-        .await;
-    assert_eq!(app.services().bus.kind(), "nats");
+    let app = on_nats(format!("nats://kandev:s3cr%3At%40x@127.0.0.1:{}", nats.port)).await;
     let ws = app.workspace_with_repo("W").await;
     let target = app.task(&ws, "target").await;
     let a = app
@@ -340,13 +345,7 @@ async fn a_nats_that_takes_clients_without_credentials_is_warned_of_at_start() {
     app.stop().await;
     let (logs, _guard) = capture();
     let nats = locked_nats("kandev", "pw", true).await;
-    let url = format!("nats://kandev:pw@127.0.0.1:{}", nats.port);
-    let app = Spawn::new(Db::Sqlite)
-        .nats()
-        .settings_more(move |s| s.nats_url = url)
-        .start()
-        .await;
-    assert_eq!(app.services().bus.kind(), "nats");
+    let app = on_nats(format!("nats://kandev:pw@127.0.0.1:{}", nats.port)).await;
     assert_eq!(logs.at("WARN", &[OPEN_NATS]).len(), 1, "credentials given, none needed");
     app.stop().await;
 }
