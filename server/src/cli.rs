@@ -50,6 +50,10 @@ pub enum Command {
         /// Its own temporary directory (`TMPDIR`), with `--home`.
         #[arg(long, requires = "home")]
         tmp: Option<std::path::PathBuf>,
+        /// An entry of the server user's home (relative to it) its own home
+        /// links to and it may write (repeatable; with `--home`).
+        #[arg(long, requires = "home")]
+        share: Vec<std::path::PathBuf>,
         /// Let it open unix sockets by path (refused otherwise).
         #[arg(long)]
         allow_unix_sockets: bool,
@@ -199,6 +203,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             home,
             tmp,
             allow_unix_sockets,
+            share,
             command,
         } => {
             let Some((program, args)) = command.split_first() else {
@@ -213,6 +218,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
                 tcp: restrict_tcp.then_some(connect_tcp),
                 home: home.zip(tmp),
                 unix_sockets: allow_unix_sockets,
+                shares: share,
             };
             let Err(e) = confine(require, &sandbox, program, args);
             eprintln!("{} {e}", crate::agent::confine::CONFINE_SAYS);

@@ -115,6 +115,12 @@ pub struct Settings {
     /// log in through their profile's `env`, not the server user's home).
     #[arg(long, env = "KANDEV_AGENTS_HOME", value_enum, default_value = "shared")]
     pub agents_home: AgentsHome,
+    /// Under `KANDEV_AGENTS_HOME=workspace`: entries of the server user's
+    /// home that every workspace's home links to and its agents may write,
+    /// apart by `:` (their logins, e.g. `.claude:.claude.json:.codex`). Each
+    /// must exist; every workspace's agents share what is in them.
+    #[arg(long, env = "KANDEV_AGENTS_HOME_SHARE", default_value = "")]
+    pub agents_home_share: String,
     /// Whether confined agents may open unix sockets by path: `deny` (a
     /// socket file is a way past every grant: the user's systemd manager, a
     /// container runtime, PostgreSQL's peer authentication) or `allow` (for
@@ -193,6 +199,7 @@ impl Settings {
             agents_tcp_ports: String::new(),
             agents_hidden: String::new(),
             agents_home: AgentsHome::Shared,
+            agents_home_share: String::new(),
             agents_unix_sockets: AgentsUnixSockets::Deny,
         }
     }

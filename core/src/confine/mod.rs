@@ -122,6 +122,28 @@ pub fn hidden_paths(setting: &str) -> Result<Vec<PathBuf>, String> {
         .collect()
 }
 
+/// `KANDEV_AGENTS_HOME_SHARE`: entries of the server user's `HOME` (agents'
+/// logins, such as `.claude`) that every workspace's own home links to, apart
+/// by `:`. Each is a plain relative path that stays inside `HOME`.
+pub fn home_shares(setting: &str) -> Result<Vec<PathBuf>, String> {
+    use std::path::Component;
+    setting
+        .split(':')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let path = Path::new(p);
+            if path.components().all(|c| matches!(c, Component::Normal(_))) {
+                Ok(path.to_path_buf())
+            } else {
+                Err(format!(
+                    "KANDEV_AGENTS_HOME_SHARE: {p:?} is not a path inside HOME (give it relative, e.g. .claude)"
+                ))
+            }
+        })
+        .collect()
+}
+
 /// `KANDEV_AGENTS_TCP_PORTS`: `None` when agents may connect to any TCP port
 /// (empty), else the only ports they may (`none`: no port but Kandev's own,
 /// which the server adds for MCP). Sorted, each once.
@@ -287,6 +309,18 @@ mod tests {
         );
         assert!(hidden_paths("/").unwrap_err().contains("would hide everything"));
         assert!(hidden_paths("/srv:/").is_err());
+    }
+
+    #[test]
+    fn home_shares_are_relative_paths_inside_home() {
+        assert_eq!(
+            home_shares(".claude: .config/gh:"),
+            Ok(vec![PathBuf::from(".claude"), PathBuf::from(".config/gh")])
+        );
+        for outside in ["/root/.claude", "../other", ".config/../../x", "./.claude"] {
+            let err = home_shares(outside).unwrap_err();
+            assert!(err.contains("is not a path inside HOME"), "{outside}: {err}");
+        }
     }
 
     #[test]

@@ -54,12 +54,21 @@ pub struct Sandbox {
     pub home: Option<(PathBuf, PathBuf)>,
     /// Whether it may open unix sockets by path (`seccomp` refuses them otherwise).
     pub unix_sockets: bool,
+    /// Entries of the server user's home linked into its own, writable.
+    pub shares: Vec<PathBuf>,
 }
 
 impl Sandbox {
     /// Its workspace's own `HOME` and temporary directory, if it has them.
     pub fn own_home_dirs(&self) -> impl Iterator<Item = &PathBuf> {
         self.home.iter().flat_map(|(home, tmp)| [home, tmp])
+    }
+
+    /// Each shared entry as `(link in its own home, entry in `real_home`)`;
+    /// none without a home of its own.
+    pub fn shared_entries(&self, real_home: &Path) -> Vec<(PathBuf, PathBuf)> {
+        let Some((home, _)) = &self.home else { return Vec::new() };
+        self.shares.iter().map(|s| (home.join(s), real_home.join(s))).collect()
     }
 }
 
@@ -80,6 +89,9 @@ pub struct Confinement {
     pub home: Option<(PathBuf, PathBuf)>,
     /// Whether it may open unix sockets by path (`KANDEV_AGENTS_UNIX_SOCKETS`).
     pub unix_sockets: bool,
+    /// Entries of the server user's home each workspace's home links to
+    /// (`KANDEV_AGENTS_HOME_SHARE`), relative to it.
+    pub shares: Vec<PathBuf>,
 }
 
 impl Confinement {
@@ -101,7 +113,14 @@ impl Confinement {
             homes: None,
             home: None,
             unix_sockets: false,
+            shares: Vec::new(),
         }
+    }
+
+    /// This confinement linking `shares` (entries of the server user's
+    /// home) into each workspace's own home, writable.
+    pub fn sharing(self, shares: Vec<PathBuf>) -> Self {
+        Self { shares, ..self }
     }
 
     /// This confinement letting agents open unix sockets by path, or not.
@@ -181,6 +200,9 @@ impl Confinement {
         }
         if let Some((home, tmp)) = &self.home {
             cmd.arg("--home").arg(home).arg("--tmp").arg(tmp);
+            for share in &self.shares {
+                cmd.arg("--share").arg(share);
+            }
         }
         if self.unix_sockets {
             cmd.arg("--allow-unix-sockets");
@@ -257,12 +279,20 @@ pub async fn for_settings(
     };
     let tcp_ports = kandev_core::confine::tcp_ports(&settings.agents_tcp_ports)?;
     let hidden = kandev_core::confine::hidden_paths(&settings.agents_hidden)?;
+    let shares = kandev_core::confine::home_shares(&settings.agents_home_share)?;
+    let per_workspace = settings.agents_home == AgentsHome::Workspace;
+    if !shares.is_empty() && !per_workspace {
+        return Err("KANDEV_AGENTS_HOME_SHARE names what each workspace's home links to: \
+                    it needs KANDEV_AGENTS_HOME=workspace"
+            .into());
+    }
     let confinement = Confinement::new(bin, &settings.data_dir, &settings.database_url)
         .also_hiding(hidden)
         .requiring(required)
         .connecting(tcp_ports)
         .allowing_unix_sockets(settings.agents_unix_sockets == AgentsUnixSockets::Allow)
-        .with_homes((settings.agents_home == AgentsHome::Workspace).then(|| settings.data_dir.join("agent-homes")));
+        .with_homes(per_workspace.then(|| settings.data_dir.join("agent-homes")))
+        .sharing(shares);
     let probe = confinement
         .confined(&std::env::temp_dir(), &[], "true", &[] as &[&str])
         .env_clear()
@@ -285,6 +315,9 @@ pub async fn for_settings(
         (false, true) => return Err(refuse(&said)),
         (false, false) => tracing::warn!("`kandev confine` failed on trying it ({}): {said}", probe.status),
     }
+    if !per_workspace {
+        tracing::warn!("{SHARED_HOME}");
+    }
     // Under root an agent keeps no capability (`kandev confine`), but file
     // modes still let it read what only root may.
     #[cfg(target_os = "linux")]
@@ -296,6 +329,11 @@ pub async fn for_settings(
         kandev_core::confine::posture(probe.status.success(), &said),
     ))
 }
+
+/// Logged at start while agents write the server user's own home.
+pub const SHARED_HOME: &str = "agents write the server user's home (KANDEV_AGENTS_HOME=shared): one can plant \
+     ~/.ssh/authorized_keys or a shell's startup file and so act as that user outside its confinement; \
+     set KANDEV_AGENTS_HOME=workspace (and KANDEV_AGENTS_HOME_SHARE for agents' logins)";
 
 /// Logged at start when the server (and so every agent) runs as root.
 pub const RUNS_AS_ROOT: &str = "the server runs as root: confined agents hold no capability, but still read files \
@@ -384,6 +422,56 @@ mod confinement_tests {
         // Said exactly when this test runs as root (CI does).
         let root = rustix::process::geteuid().is_root();
         assert_eq!(logs_contain("the server runs as root"), root);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    #[tracing_test::traced_test]
+    async fn a_server_whose_agents_write_its_home_says_what_they_could_plant() {
+        let settings = crate::config::Settings::defaults();
+        super::for_settings(&settings, Some(Path::new("/bin/true")))
+            .await
+            .expect("confinement");
+        assert!(logs_contain(super::SHARED_HOME), "shared is the default");
+        assert!(super::SHARED_HOME.contains("~/.ssh/authorized_keys"));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    #[tracing_test::traced_test]
+    async fn a_server_giving_each_workspace_a_home_does_not_warn_of_the_shared_one() {
+        let mut settings = crate::config::Settings::defaults();
+        settings.agents_home = crate::config::AgentsHome::Workspace;
+        super::for_settings(&settings, Some(Path::new("/bin/true")))
+            .await
+            .expect("confinement");
+        assert!(!logs_contain("agents write the server user's home"));
+    }
+
+    #[tokio::test]
+    async fn shared_home_entries_without_a_home_per_workspace_stop_the_server_saying_why() {
+        let err = refused(|s| s.agents_home_share = ".claude".into()).await;
+        assert!(err.contains("it needs KANDEV_AGENTS_HOME=workspace"), "{err}");
+        let err = refused(|s| {
+            s.agents_home = crate::config::AgentsHome::Workspace;
+            s.agents_home_share = "/root/.claude".into();
+        })
+        .await;
+        assert!(err.contains("\"/root/.claude\" is not a path inside HOME"), "{err}");
+    }
+
+    #[test]
+    fn shared_home_entries_reach_kandev_confine_only_with_a_workspace_home() {
+        let shares = vec![PathBuf::from(".claude"), PathBuf::from(".config/gh")];
+        let without = confine_args(&plain().sharing(shares.clone()));
+        assert!(!without.contains(&"--share".to_string()), "{without:?}");
+        let with = plain()
+            .with_homes(Some(PathBuf::from("/d/agent-homes")))
+            .sharing(shares)
+            .for_workspace("ws1")
+            .unwrap();
+        let args = confine_args(&with).join(" ");
+        assert!(args.contains("--share .claude --share .config/gh --"), "{args}");
     }
 
     #[test]

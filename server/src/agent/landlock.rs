@@ -52,22 +52,62 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
 /// Every grant for an agent working in `worktree`, with `hidden` out of reach
 /// (`kandev_core::confine::grants` decides; this gathers what it needs).
 fn grants(worktree: &Path, hidden: &[PathBuf], sandbox: &Sandbox) -> Vec<(PathBuf, Reach)> {
+    let shared_entries = real_home().map(|h| sandbox.shared_entries(&h)).unwrap_or_default();
     let own: Vec<PathBuf> = sandbox
         .write
         .iter()
         .chain(sandbox.own_home_dirs())
+        .chain(shared_entries.iter().map(|(_, entry)| entry))
         .filter_map(|w| canonical(w))
         .collect();
     // A workspace with a home of its own writes no shared one.
     let shared: Vec<PathBuf> = match sandbox.home {
         Some(_) => Vec::new(),
-        None => [Some(std::env::temp_dir()), std::env::var_os("HOME").map(PathBuf::from)]
+        None => [Some(std::env::temp_dir()), real_home()]
             .into_iter()
             .flatten()
             .filter_map(|r| canonical(&r))
             .collect(),
     };
     kandev_core::confine::grants(worktree, hidden, &own, &shared, &mut entries)
+}
+
+/// The server user's home: `kandev confine` starts with the server's `HOME`.
+fn real_home() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(PathBuf::from)
+}
+
+/// Links each shared entry of the server user's home into the workspace's
+/// own. A link naming another entry (the home moved) is made again;
+/// anything else there is the agents' own and stays. Two agents of one
+/// workspace starting at once may both link: either link serves.
+fn link_shared_entries(sandbox: &Sandbox) -> Result<(), String> {
+    use std::io::ErrorKind::{AlreadyExists, NotFound};
+    let Some(home) = real_home() else { return Ok(()) };
+    for (link, entry) in sandbox.shared_entries(&home) {
+        let failed = |e: std::io::Error| format!("could not link {}: {e}", link.display());
+        match std::fs::symlink_metadata(&link) {
+            Ok(m) if m.file_type().is_symlink() => {
+                if std::fs::read_link(&link).is_ok_and(|to| to == entry) {
+                    continue;
+                }
+                match std::fs::remove_file(&link) {
+                    Err(e) if e.kind() != NotFound => return Err(failed(e)),
+                    _ => {}
+                }
+            }
+            Ok(_) => continue,
+            Err(_) => {}
+        }
+        if let Some(parent) = link.parent() {
+            std::fs::create_dir_all(parent).map_err(failed)?;
+        }
+        match std::os::unix::fs::symlink(&entry, &link) {
+            Err(e) if e.kind() != AlreadyExists => return Err(failed(e)),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// The rights `reach` grants on `path`: a file takes only file rights (a
@@ -127,6 +167,9 @@ pub fn confine_and_exec(required: bool, sandbox: &Sandbox, program: &OsString, a
         if let Err(e) = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir) {
             return format!("could not make {}: {e}", dir.display());
         }
+    }
+    if let Err(e) = link_shared_entries(sandbox) {
+        return e;
     }
     // A path not there to resolve stays hidden as the server named it.
     let hidden: Vec<PathBuf> = sandbox
