@@ -122,9 +122,29 @@ pub fn hidden_paths(setting: &str) -> Result<Vec<PathBuf>, String> {
         .collect()
 }
 
+/// Entries of a home that run as its user outside any confinement (a login
+/// key, a shell's or the desktop's startup, user services, git's config): never
+/// shared with agents, alone or inside a shared directory.
+pub const NEVER_SHARED: [&str; 13] = [
+    ".ssh",
+    ".profile",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".gitconfig",
+    ".config/git",
+    ".config/systemd",
+    ".config/autostart",
+];
+
 /// `KANDEV_AGENTS_HOME_SHARE`: entries of the server user's `HOME` (agents'
 /// logins, such as `.claude`) that every workspace's own home links to, apart
-/// by `:`. Each is a plain relative path that stays inside `HOME`.
+/// by `:`. Each is a plain relative path that stays inside `HOME` and holds
+/// nothing of [`NEVER_SHARED`].
 pub fn home_shares(setting: &str) -> Result<Vec<PathBuf>, String> {
     use std::path::Component;
     setting
@@ -133,12 +153,17 @@ pub fn home_shares(setting: &str) -> Result<Vec<PathBuf>, String> {
         .filter(|p| !p.is_empty())
         .map(|p| {
             let path = Path::new(p);
-            if path.components().all(|c| matches!(c, Component::Normal(_))) {
-                Ok(path.to_path_buf())
-            } else {
-                Err(format!(
+            if !path.components().all(|c| matches!(c, Component::Normal(_))) {
+                return Err(format!(
                     "KANDEV_AGENTS_HOME_SHARE: {p:?} is not a path inside HOME (give it relative, e.g. .claude)"
-                ))
+                ));
+            }
+            let overlaps = |n: &&&str| Path::new(n).starts_with(path) || path.starts_with(n);
+            match NEVER_SHARED.iter().find(overlaps) {
+                Some(n) => Err(format!(
+                    "KANDEV_AGENTS_HOME_SHARE: {p:?} would let agents write ~/{n}, which runs outside their confinement"
+                )),
+                None => Ok(path.to_path_buf()),
             }
         })
         .collect()
@@ -317,10 +342,23 @@ mod tests {
             home_shares(".claude: .config/gh:"),
             Ok(vec![PathBuf::from(".claude"), PathBuf::from(".config/gh")])
         );
+        assert_eq!(home_shares(".config/gh"), Ok(vec![PathBuf::from(".config/gh")]));
         for outside in ["/root/.claude", "../other", ".config/../../x", "./.claude"] {
             let err = home_shares(outside).unwrap_err();
             assert!(err.contains("is not a path inside HOME"), "{outside}: {err}");
         }
+    }
+
+    #[test]
+    fn home_shares_never_hold_what_runs_outside_confinement() {
+        for risky in [".ssh", ".ssh/authorized_keys", ".bashrc", ".config", ".config/systemd"] {
+            let err = home_shares(risky).unwrap_err();
+            assert!(err.contains("which runs outside their confinement"), "{risky}: {err}");
+        }
+        assert_eq!(
+            home_shares(".config"),
+            Err("KANDEV_AGENTS_HOME_SHARE: \".config\" would let agents write ~/.config/git, which runs outside their confinement".into())
+        );
     }
 
     #[test]
