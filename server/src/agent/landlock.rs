@@ -51,13 +51,12 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
 
 /// Every grant for an agent working in `worktree`, with `hidden` out of reach
 /// (`kandev_core::confine::grants` decides; this gathers what it needs).
-fn grants(worktree: &Path, hidden: &[PathBuf], sandbox: &Sandbox) -> Vec<(PathBuf, Reach)> {
-    let shared_entries = real_home().map(|h| sandbox.shared_entries(&h)).unwrap_or_default();
+fn grants(worktree: &Path, hidden: &[PathBuf], sandbox: &Sandbox, shares: &[Share]) -> Vec<(PathBuf, Reach)> {
     let own: Vec<PathBuf> = sandbox
         .write
         .iter()
         .chain(sandbox.own_home_dirs())
-        .chain(shared_entries.iter().map(|(_, entry)| entry))
+        .chain(shares.iter().map(|s| &s.entry))
         .filter_map(|w| canonical(w))
         .collect();
     // A workspace with a home of its own writes no shared one.
@@ -77,37 +76,75 @@ fn real_home() -> Option<PathBuf> {
     std::env::var_os("HOME").map(PathBuf::from)
 }
 
-/// Links each shared entry of the server user's home into the workspace's
-/// own. A link naming another entry (the home moved) is made again;
-/// anything else there is the agents' own and stays. Two agents of one
-/// workspace starting at once may both link: either link serves.
-fn link_shared_entries(sandbox: &Sandbox) -> Result<(), String> {
-    use std::io::ErrorKind::{AlreadyExists, NotFound};
-    let Some(home) = real_home() else { return Ok(()) };
-    for (link, entry) in sandbox.shared_entries(&home) {
-        let failed = |e: std::io::Error| format!("could not link {}: {e}", link.display());
-        match std::fs::symlink_metadata(&link) {
-            Ok(m) if m.file_type().is_symlink() => {
-                if std::fs::read_link(&link).is_ok_and(|to| to == entry) {
-                    continue;
-                }
-                match std::fs::remove_file(&link) {
-                    Err(e) if e.kind() != NotFound => return Err(failed(e)),
-                    _ => {}
-                }
+/// An entry of the server user's home shared into a workspace's own.
+struct Share {
+    /// Where it is linked, in the workspace's home.
+    link: PathBuf,
+    /// The entry itself, canonical.
+    entry: PathBuf,
+}
+
+/// The shared entries that are what they are named: an entry reached
+/// through a symbolic link (planted while homes were shared, say) could
+/// name anything, even `/`, and is not shared.
+fn vetted_shares(sandbox: &Sandbox) -> Vec<Share> {
+    let Some(home) = real_home().and_then(|h| h.canonicalize().ok()) else {
+        return Vec::new();
+    };
+    sandbox
+        .shared_entries(&home)
+        .into_iter()
+        .filter_map(|(link, named)| match named.canonicalize() {
+            Ok(entry) if entry == named => Some(Share { link, entry }),
+            Ok(_) => {
+                eprintln!(
+                    "{CONFINE_SAYS} {} leads elsewhere through a link: not shared",
+                    named.display()
+                );
+                None
             }
-            Ok(_) => continue,
-            Err(_) => {}
-        }
-        if let Some(parent) = link.parent() {
-            std::fs::create_dir_all(parent).map_err(failed)?;
-        }
-        match std::os::unix::fs::symlink(&entry, &link) {
-            Err(e) if e.kind() != AlreadyExists => return Err(failed(e)),
-            _ => {}
+            // One not there yet has nothing to share.
+            Err(_) => None,
+        })
+        .collect()
+}
+
+/// Links each shared entry into the workspace's own home. Run confined: a
+/// link the agents planted on the way cannot lead this outside their home
+/// (that entry is then not shared, and it is said). A link naming another
+/// entry (the home moved) is made again; anything else there is the agents'
+/// own and stays. Two agents of one workspace starting at once may both
+/// link: either link serves.
+fn link_shares(shares: &[Share]) {
+    for Share { link, entry } in shares {
+        if let Err(e) = link_share(link, entry) {
+            eprintln!("{CONFINE_SAYS} could not link {} ({e}): not shared", link.display());
         }
     }
-    Ok(())
+}
+
+fn link_share(link: &Path, entry: &Path) -> std::io::Result<()> {
+    use std::io::ErrorKind::{AlreadyExists, NotFound};
+    match std::fs::symlink_metadata(link) {
+        Ok(m) if m.file_type().is_symlink() => {
+            if std::fs::read_link(link).is_ok_and(|to| to == entry) {
+                return Ok(());
+            }
+            match std::fs::remove_file(link) {
+                Err(e) if e.kind() != NotFound => return Err(e),
+                _ => {}
+            }
+        }
+        Ok(_) => return Ok(()),
+        Err(_) => {}
+    }
+    if let Some(parent) = link.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    match std::os::unix::fs::symlink(entry, link) {
+        Err(e) if e.kind() != AlreadyExists => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// The rights `reach` grants on `path`: a file takes only file rights (a
@@ -125,7 +162,7 @@ fn access(path: &Path, reach: Reach) -> BitFlags<AccessFs> {
     }
 }
 
-fn restrict(worktree: &Path, hidden: &[PathBuf], sandbox: &Sandbox) -> Result<RulesetStatus, String> {
+fn restrict(worktree: &Path, hidden: &[PathBuf], sandbox: &Sandbox, shares: &[Share]) -> Result<RulesetStatus, String> {
     let tcp = sandbox.tcp.as_deref();
     let mut ruleset = Ruleset::default()
         .handle_access(AccessFs::from_all(ABI_WRITTEN_FOR))
@@ -143,7 +180,7 @@ fn restrict(worktree: &Path, hidden: &[PathBuf], sandbox: &Sandbox) -> Result<Ru
             .add_rule(NetPort::new(*port, AccessNet::ConnectTcp))
             .map_err(|e| format!("TCP port {port}: {e}"))?;
     }
-    for (path, reach) in grants(worktree, hidden, sandbox) {
+    for (path, reach) in grants(worktree, hidden, sandbox, shares) {
         // A path gone since it was listed has nothing to grant.
         let Ok(fd) = PathFd::new(&path) else { continue };
         ruleset = ruleset
@@ -168,9 +205,6 @@ pub fn confine_and_exec(required: bool, sandbox: &Sandbox, program: &OsString, a
             return format!("could not make {}: {e}", dir.display());
         }
     }
-    if let Err(e) = link_shared_entries(sandbox) {
-        return e;
-    }
     // A path not there to resolve stays hidden as the server named it.
     let hidden: Vec<PathBuf> = sandbox
         .hidden
@@ -182,7 +216,8 @@ pub fn confine_and_exec(required: bool, sandbox: &Sandbox, program: &OsString, a
     if let Err(e) = rustix::process::setsid() {
         eprintln!("{CONFINE_SAYS} could not start a session of its own ({e}): the agent keeps the server's terminal");
     }
-    let enforced = match restrict(&worktree, &hidden, sandbox) {
+    let shares = vetted_shares(sandbox);
+    let enforced = match restrict(&worktree, &hidden, sandbox, &shares) {
         Ok(RulesetStatus::FullyEnforced) => Enforced::Fully,
         Ok(RulesetStatus::PartiallyEnforced) => Enforced::Partially,
         Ok(RulesetStatus::NotEnforced) => Enforced::Not,
@@ -193,6 +228,7 @@ pub fn confine_and_exec(required: bool, sandbox: &Sandbox, program: &OsString, a
         Verdict::StartSaying(said) => eprintln!("{CONFINE_SAYS} {said}"),
         Verdict::Refuse(why) => return why.to_string(),
     }
+    link_shares(&shares);
     if let Err(e) = super::capabilities::drop_all() {
         return format!("could not drop the agent's capabilities: {e}");
     }

@@ -278,50 +278,6 @@ async fn with_a_home_per_workspace_an_agent_writes_only_its_own_workspace_s() {
     app.stop().await;
 }
 
-/// Agents keep their logins in the server user's home (`~/.claude`): with a
-/// home per workspace, the entries named in `KANDEV_AGENTS_HOME_SHARE` are
-/// linked into each and writable, and nothing else of the real home is
-/// (not `~/.ssh`, where a planted key would let an agent log in unconfined).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_workspace_home_links_the_shared_logins_and_nothing_else_of_the_real_home() {
-    if !landlock_here() {
-        return;
-    }
-    let real = tempfile::tempdir().expect("the server user's home");
-    for dir in [".login", ".ssh"] {
-        std::fs::create_dir_all(real.path().join(dir)).expect("a directory of the home");
-    }
-    // nextest runs each test in its own process: this HOME is the server's alone.
-    unsafe { std::env::set_var("HOME", real.path()) };
-    let app = Spawn::new(Db::Sqlite)
-        .settings(|s| {
-            s.agents_home = kandev_server::config::AgentsHome::Workspace;
-            s.agents_home_share = ".login".into();
-        })
-        .start()
-        .await;
-    let ws = app.workspace_with_repo("W").await;
-    let home = app.dir.path().join("data/agent-homes").join(&ws).join("home");
-    let (through_link, keys, direct) = (
-        home.join(".login/token"),
-        real.path().join(".ssh/authorized_keys"),
-        real.path().join(".login/direct"),
-    );
-    let script = [&through_link, &keys, &direct].map(|p| format!("e2e:write(\"{}\")", p.display()));
-    let said = agent_says(&app, &ws, &script.join("\n")).await;
-    assert_eq!(
-        said.concat(),
-        format!(
-            "write {}: okwrite {}: deniedwrite {}: ok",
-            through_link.display(),
-            keys.display(),
-            direct.display()
-        )
-    );
-    assert!(real.path().join(".login/token").is_file(), "written in the real home");
-    app.stop().await;
-}
-
 /// A server started in a terminal: `script(1)` runs a command in a new
 /// terminal session, as a shell does. A confined agent is in a session of
 /// its own, with no terminal to push keystrokes into (TIOCSTI).

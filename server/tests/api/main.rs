@@ -9,6 +9,7 @@ mod access_agents;
 mod access_auth;
 mod access_checkouts;
 mod access_confinement;
+mod access_home_shares;
 mod access_privileges;
 mod access_sockets;
 mod agent_processes;
