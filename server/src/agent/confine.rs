@@ -64,8 +64,8 @@ impl Sandbox {
         self.home.iter().flat_map(|(home, tmp)| [home, tmp])
     }
 
-    /// Each shared entry as `(link in its own home, entry in `real_home`)`;
-    /// none without a home of its own.
+    /// Each shared entry as its link in this sandbox's home and the entry
+    /// itself in `real_home`; none without a home of its own.
     pub fn shared_entries(&self, real_home: &Path) -> Vec<(PathBuf, PathBuf)> {
         let Some((home, _)) = &self.home else { return Vec::new() };
         self.shares.iter().map(|s| (home.join(s), real_home.join(s))).collect()
