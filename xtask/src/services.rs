@@ -109,10 +109,13 @@ pub fn start() -> Result<Running, String> {
             dir = parent.to_path_buf();
         }
     }
+    // `setpriv` becomes the program (`runuser` would stay its parent, and
+    // killing that at the end left PostgreSQL running).
     let pg = |program: &Path| -> Command {
         if as_postgres {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(program);
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=postgres", "--regid=postgres", "--init-groups", "--"])
+                .arg(program);
             c
         } else {
             Command::new(program)
