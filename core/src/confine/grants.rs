@@ -74,7 +74,10 @@ pub fn grants(
     let mut unseen = hidden.to_vec();
     unseen.push(PathBuf::from(DEVICE_DIR));
     let mut all = carve(Path::new("/"), Reach::Read, &unseen, entries);
-    all.extend(DEVICES.iter().map(|d| (PathBuf::from(d), Reach::Write)));
+    // A hidden path may lie in shared memory too (a data directory on tmpfs).
+    for device in DEVICES {
+        all.extend(carve(Path::new(device), Reach::Write, hidden, entries));
+    }
     all.push((worktree.to_path_buf(), Reach::Write));
     all.extend(own.iter().map(|w| (w.clone(), Reach::Write)));
     for root in shared {
@@ -214,6 +217,21 @@ mod tests {
         );
         assert_eq!(reach_of(&g, "/srv/kandev/data/worktrees/run2/a.rs"), Some(Reach::List));
         assert_eq!(reach_of(&g, "/srv/kandev/kandev.db"), Some(Reach::List));
+    }
+
+    #[test]
+    fn a_hidden_path_in_shared_memory_stays_hidden() {
+        let mut t = a_host();
+        t.insert(
+            PathBuf::from("/dev/shm"),
+            vec![PathBuf::from("/dev/shm/kandev"), PathBuf::from("/dev/shm/sem.x")],
+        );
+        let hidden = [PathBuf::from("/dev/shm/kandev")];
+        let mut listed = |p: &Path| t.get(p).cloned().unwrap_or_default();
+        let g = grants(Path::new("/srv/w"), &hidden, &[], &[], &mut listed);
+        assert_eq!(reach_of(&g, "/dev/shm/kandev/kandev.db"), Some(Reach::List));
+        assert_eq!(reach_of(&g, "/dev/shm/sem.x"), Some(Reach::Write));
+        assert_eq!(reach_of(&g, "/dev/null"), Some(Reach::Write));
     }
 
     #[test]

@@ -105,10 +105,7 @@ pub fn posture(ran: bool, said: &str) -> &'static str {
 /// a relative path would name something else) and not `/`, which would
 /// hide the agent's own program.
 pub fn hidden_paths(setting: &str) -> Result<Vec<PathBuf>, String> {
-    setting
-        .split(':')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
+    path_list(setting)
         .map(|p| {
             let path = Path::new(p);
             if !path.is_absolute() {
@@ -120,6 +117,11 @@ pub fn hidden_paths(setting: &str) -> Result<Vec<PathBuf>, String> {
             }
         })
         .collect()
+}
+
+/// The items of a list of paths apart by `:` (as `PATH`), trimmed, none empty.
+fn path_list(setting: &str) -> impl Iterator<Item = &str> {
+    setting.split(':').map(str::trim).filter(|p| !p.is_empty())
 }
 
 /// Entries of a home that run as its user outside any confinement (a login
@@ -144,13 +146,16 @@ pub const NEVER_SHARED: [&str; 13] = [
 /// `KANDEV_AGENTS_HOME_SHARE`: entries of the server user's `HOME` (agents'
 /// logins, such as `.claude`) that every workspace's own home links to, apart
 /// by `:`. Each is a plain relative path that stays inside `HOME` and holds
-/// nothing of [`NEVER_SHARED`].
-pub fn home_shares(setting: &str) -> Result<Vec<PathBuf>, String> {
+/// nothing of [`NEVER_SHARED`]; there are none to link to unless each
+/// workspace has a home of its own (`per_workspace`).
+pub fn home_shares(setting: &str, per_workspace: bool) -> Result<Vec<PathBuf>, String> {
     use std::path::Component;
-    setting
-        .split(':')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
+    if !per_workspace && path_list(setting).next().is_some() {
+        return Err("KANDEV_AGENTS_HOME_SHARE names what each workspace's home links to: \
+                    it needs KANDEV_AGENTS_HOME=workspace"
+            .into());
+    }
+    path_list(setting)
         .map(|p| {
             let path = Path::new(p);
             if !path.components().all(|c| matches!(c, Component::Normal(_))) {
@@ -339,24 +344,34 @@ mod tests {
     #[test]
     fn home_shares_are_relative_paths_inside_home() {
         assert_eq!(
-            home_shares(".claude: .config/gh:"),
+            home_shares(".claude: .config/gh:", true),
             Ok(vec![PathBuf::from(".claude"), PathBuf::from(".config/gh")])
         );
-        assert_eq!(home_shares(".config/gh"), Ok(vec![PathBuf::from(".config/gh")]));
+        assert_eq!(home_shares(".config/gh", true), Ok(vec![PathBuf::from(".config/gh")]));
         for outside in ["/root/.claude", "../other", ".config/../../x", "./.claude"] {
-            let err = home_shares(outside).unwrap_err();
+            let err = home_shares(outside, true).unwrap_err();
             assert!(err.contains("is not a path inside HOME"), "{outside}: {err}");
         }
     }
 
     #[test]
+    fn home_shares_need_a_home_per_workspace_to_link_into() {
+        assert!(
+            home_shares(".claude", false)
+                .unwrap_err()
+                .contains("it needs KANDEV_AGENTS_HOME=workspace")
+        );
+        assert_eq!(home_shares(" : ", false), Ok(vec![]));
+    }
+
+    #[test]
     fn home_shares_never_hold_what_runs_outside_confinement() {
         for risky in [".ssh", ".ssh/authorized_keys", ".bashrc", ".config", ".config/systemd"] {
-            let err = home_shares(risky).unwrap_err();
+            let err = home_shares(risky, true).unwrap_err();
             assert!(err.contains("which runs outside their confinement"), "{risky}: {err}");
         }
         assert_eq!(
-            home_shares(".config"),
+            home_shares(".config", true),
             Err("KANDEV_AGENTS_HOME_SHARE: \".config\" would let agents write ~/.config/git, which runs outside their confinement".into())
         );
     }

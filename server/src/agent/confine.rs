@@ -279,13 +279,8 @@ pub async fn for_settings(
     };
     let tcp_ports = kandev_core::confine::tcp_ports(&settings.agents_tcp_ports)?;
     let hidden = kandev_core::confine::hidden_paths(&settings.agents_hidden)?;
-    let shares = kandev_core::confine::home_shares(&settings.agents_home_share)?;
     let per_workspace = settings.agents_home == AgentsHome::Workspace;
-    if !shares.is_empty() && !per_workspace {
-        return Err("KANDEV_AGENTS_HOME_SHARE names what each workspace's home links to: \
-                    it needs KANDEV_AGENTS_HOME=workspace"
-            .into());
-    }
+    let shares = kandev_core::confine::home_shares(&settings.agents_home_share, per_workspace)?;
     let confinement = Confinement::new(bin, &settings.data_dir, &settings.database_url)
         .also_hiding(hidden)
         .requiring(required)
