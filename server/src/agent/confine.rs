@@ -344,13 +344,23 @@ mod confinement_tests {
 
     use super::Confinement;
 
-    /// Why a server with `edit` made to its settings does not start.
-    async fn refused(edit: impl FnOnce(&mut crate::config::Settings)) -> String {
+    /// How a server with `edit` made to its settings confines its agents.
+    async fn confining(edit: impl FnOnce(&mut crate::config::Settings)) -> Result<(), String> {
         let mut settings = crate::config::Settings::defaults();
         edit(&mut settings);
         super::for_settings(&settings, Some(Path::new("/bin/true")))
             .await
-            .expect_err("a server that does not start")
+            .map(drop)
+    }
+
+    /// Why a server with `edit` made to its settings does not start.
+    async fn refused(edit: impl FnOnce(&mut crate::config::Settings)) -> String {
+        confining(edit).await.expect_err("a server that does not start")
+    }
+
+    /// A server with `edit` made to its settings, started (its start's logs are the test's).
+    async fn started(edit: impl FnOnce(&mut crate::config::Settings)) {
+        confining(edit).await.expect("confinement");
     }
 
     #[tokio::test]
@@ -410,10 +420,7 @@ mod confinement_tests {
     #[tokio::test]
     #[tracing_test::traced_test]
     async fn a_server_running_as_root_says_what_its_agents_can_still_read() {
-        let settings = crate::config::Settings::defaults();
-        super::for_settings(&settings, Some(Path::new("/bin/true")))
-            .await
-            .expect("confinement");
+        started(|_| {}).await;
         // Said exactly when this test runs as root (CI does).
         let root = rustix::process::geteuid().is_root();
         assert_eq!(logs_contain("the server runs as root"), root);
@@ -423,10 +430,7 @@ mod confinement_tests {
     #[tokio::test]
     #[tracing_test::traced_test]
     async fn a_server_whose_agents_write_its_home_says_what_they_could_plant() {
-        let settings = crate::config::Settings::defaults();
-        super::for_settings(&settings, Some(Path::new("/bin/true")))
-            .await
-            .expect("confinement");
+        started(|_| {}).await;
         assert!(logs_contain(super::SHARED_HOME), "shared is the default");
         assert!(super::SHARED_HOME.contains("~/.ssh/authorized_keys"));
     }
@@ -435,11 +439,7 @@ mod confinement_tests {
     #[tokio::test]
     #[tracing_test::traced_test]
     async fn a_server_giving_each_workspace_a_home_does_not_warn_of_the_shared_one() {
-        let mut settings = crate::config::Settings::defaults();
-        settings.agents_home = crate::config::AgentsHome::Workspace;
-        super::for_settings(&settings, Some(Path::new("/bin/true")))
-            .await
-            .expect("confinement");
+        started(|s| s.agents_home = crate::config::AgentsHome::Workspace).await;
         assert!(!logs_contain("agents write the server user's home"));
     }
 

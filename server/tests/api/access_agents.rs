@@ -381,11 +381,17 @@ async fn a_started_server_keeps_its_memory_from_processes_of_its_user() {
     app.stop().await;
 }
 
-/// Runs an automation by hand and returns what its agent said, in order.
-pub(crate) async fn agent_says(app: &TestApp, ws: &str, prompt: &str) -> Vec<String> {
+/// Makes an automation of `prompt` and runs it by hand; its id.
+pub(crate) async fn run_by_hand(app: &TestApp, ws: &str, prompt: &str) -> String {
     let body = json!({"name": "probe", "prompt": prompt, "triggers": [{"type": "webhook", "config": {}}]});
     let a = app.automation(ws, body).await["id"].as_str().expect("id").to_string();
     app.post(&format!("/api/v1/automations/{a}/run"), json!({})).await;
+    a
+}
+
+/// Runs an automation by hand and returns what its agent said, in order.
+pub(crate) async fn agent_says(app: &TestApp, ws: &str, prompt: &str) -> Vec<String> {
+    let a = run_by_hand(app, ws, prompt).await;
     let run = app.wait_for_run_status(&a, "succeeded").await;
     transcript_of(app, &run.task_id)
         .await

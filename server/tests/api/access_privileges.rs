@@ -9,9 +9,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use serde_json::json;
-
-use crate::access_agents::{agent_says, landlock_here};
+use crate::access_agents::{agent_says, landlock_here, run_by_hand};
 use crate::support::{Db, spawn_app};
 
 fn confined_sh(script: &str, args: &[&str]) -> String {
@@ -134,13 +132,7 @@ async fn a_confined_agent_reads_neither_the_server_s_environment_nor_another_wor
     }
     let app = spawn_app(Db::Sqlite).await;
     let theirs = app.workspace_with_repo("Theirs").await;
-    let body = json!({"name": "waits", "prompt": "e2e:delay(60000)",
-                      "triggers": [{"type": "webhook", "config": {}}]});
-    let waits = app.automation(&theirs, body).await["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    app.post(&format!("/api/v1/automations/{waits}/run"), json!({})).await;
+    run_by_hand(&app, &theirs, "e2e:delay(60000)").await;
     let pid = a_running_agent().await;
     let ours = app.workspace_with_repo("Ours").await;
     let server = std::process::id();
