@@ -57,6 +57,11 @@ pub enum Command {
         /// Let it open unix sockets by path (refused otherwise).
         #[arg(long)]
         allow_unix_sockets: bool,
+        /// A descriptor the server holds the other end of: when it closes
+        /// (the turn ended, or the server died), the agent and all it
+        /// started are ended.
+        #[arg(long)]
+        lifeline: Option<i32>,
         /// The agent's command and its arguments.
         #[arg(last = true, required = true)]
         command: Vec<std::ffi::OsString>,
@@ -193,24 +198,41 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             println!("{}", token.token);
             Ok(())
         }
-        Command::Confine {
-            worktree,
-            hide,
-            write,
-            require,
-            restrict_tcp,
-            connect_tcp,
-            home,
-            tmp,
-            allow_unix_sockets,
-            share,
-            command,
-        } => {
-            let Some((program, args)) = command.split_first() else {
-                return Err("no command to confine".into());
-            };
-            // Said where the runtime looks for it (its warnings), then the
-            // exit status a shell gives a command it could not run.
+        // Run before any runtime, by `confine_if_asked`.
+        Command::Confine { .. } => Err("kandev confine runs on its own thread, before the runtime".into()),
+        Command::MockAgent { no_load_session } => {
+            crate::tls::install_crypto_provider();
+            crate::mock_agent::run(!no_load_session).await
+        }
+    }
+}
+
+/// `kandev confine`, which must run on the process's only thread (Landlock
+/// and seccomp bind the thread that asks, and the keeper stays beside its
+/// agent): it runs the agent and exits with its status, or with 126 (the
+/// status a shell gives a command it could not run), saying why where the
+/// runtime looks for it. Any other command is handed back.
+pub fn confine_if_asked(cli: Cli) -> Cli {
+    let Command::Confine {
+        worktree,
+        hide,
+        write,
+        require,
+        restrict_tcp,
+        connect_tcp,
+        home,
+        tmp,
+        allow_unix_sockets,
+        share,
+        lifeline,
+        command,
+    } = cli.command
+    else {
+        return cli;
+    };
+    let why = match command.split_first() {
+        None => "no command to confine".to_string(),
+        Some((program, args)) => {
             let sandbox = crate::agent::confine::Sandbox {
                 worktree,
                 hidden: hide,
@@ -220,28 +242,24 @@ pub async fn run(cli: Cli) -> Result<(), String> {
                 unix_sockets: allow_unix_sockets,
                 shares: share,
             };
-            let Err(e) = confine(require, &sandbox, program, args);
-            eprintln!("{} {e}", crate::agent::confine::CONFINE_SAYS);
-            std::process::exit(126)
+            confine(require, &sandbox, lifeline, program, args)
         }
-        Command::MockAgent { no_load_session } => {
-            crate::tls::install_crypto_provider();
-            crate::mock_agent::run(!no_load_session).await
-        }
-    }
+    };
+    eprintln!("{} {why}", crate::agent::confine::CONFINE_SAYS);
+    std::process::exit(126)
 }
 
-/// Becomes the confined agent; returns only with the reason it could not.
+/// Confines and keeps the agent; returns only with the reason it could not.
 #[cfg(target_os = "linux")]
 fn confine(
     required: bool,
     sandbox: &crate::agent::confine::Sandbox,
+    lifeline: Option<i32>,
     program: &std::ffi::OsString,
     args: &[std::ffi::OsString],
-) -> Result<std::convert::Infallible, String> {
-    Err(crate::agent::landlock::confine_and_exec(
-        required, sandbox, program, args,
-    ))
+) -> String {
+    let lifeline = lifeline.and_then(crate::agent::keeper::lifeline);
+    crate::agent::landlock::confine_and_keep(required, sandbox, lifeline, program, args)
 }
 
 /// Without Landlock there is nothing to confine with: the runtime does not
@@ -250,10 +268,11 @@ fn confine(
 fn confine(
     _required: bool,
     _sandbox: &crate::agent::confine::Sandbox,
+    _lifeline: Option<i32>,
     _program: &std::ffi::OsString,
     _args: &[std::ffi::OsString],
-) -> Result<std::convert::Infallible, String> {
-    Err("agents are confined only on Linux".into())
+) -> String {
+    "agents are confined only on Linux".into()
 }
 
 async fn open(db: &Database) -> Result<crate::store::Store, String> {

@@ -5,10 +5,16 @@ use clap::Parser;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
-    let cli = kandev_server::cli::Cli::parse();
-    match kandev_server::cli::run(cli).await {
+fn main() -> std::process::ExitCode {
+    let cli = kandev_server::cli::confine_if_asked(kandev_server::cli::Cli::parse());
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("kandev: could not start the async runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(kandev_server::cli::run(cli)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("kandev: {e}");

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::group::{LIFELINE_FD, Launch, Lifeline};
 use crate::config::{AgentsConfinement, AgentsHome, AgentsUnixSockets, Settings};
 
 /// What a process the server starts for an agent, or in a directory an agent
@@ -180,15 +181,18 @@ impl Confinement {
     /// and the `write` paths besides (its checkout's `.git`). Agents start
     /// so, and so does the server's own git in a checkout agents can write,
     /// whose config and attributes (filters run on checkout) are theirs to plant.
+    /// It is kept (`keeper`) until it exits or the launch's lifeline closes.
     pub fn confined<S: AsRef<std::ffi::OsStr>>(
         &self,
         worktree: &Path,
         write: &[&Path],
         program: &str,
         args: &[S],
-    ) -> tokio::process::Command {
+    ) -> std::io::Result<Launch> {
         let mut cmd = tokio::process::Command::new(&self.bin);
         cmd.arg("confine").arg("--worktree").arg(worktree);
+        let lifeline = Lifeline::handed_to(&mut cmd)?;
+        cmd.arg("--lifeline").arg(LIFELINE_FD.to_string());
         if self.required {
             cmd.arg("--require");
         }
@@ -214,29 +218,27 @@ impl Confinement {
             }
         }
         cmd.arg("--").arg(program).args(args);
-        cmd
+        Ok(Launch::kept(cmd, lifeline))
     }
 }
 
 /// `program args` as the server starts it for an agent, or in a checkout
-/// agents can write: through `confinement` when there is one, else as it is,
-/// and leading a process group of its own (`group::ProcessGroup` ends it).
+/// agents can write: through `confinement` when there is one (kept by
+/// `kandev confine`, in a session of its own), else as it is, leading a
+/// process group of its own (`group::ProcessGroup` ends either).
 pub fn start<S: AsRef<std::ffi::OsStr>>(
     confinement: Option<&Confinement>,
     worktree: &Path,
     write: &[&Path],
     program: &str,
     args: &[S],
-) -> tokio::process::Command {
+) -> std::io::Result<Launch> {
     match confinement {
-        // `kandev confine` starts a session, and so a group, of its own
-        // (`setsid`, refused to a group leader: it must not lead one yet).
         Some(c) => c.confined(worktree, write, program, args),
         None => {
             let mut cmd = tokio::process::Command::new(program);
             cmd.args(args);
-            super::group::lead_a_group(&mut cmd);
-            cmd
+            Ok(Launch::leading_a_group(cmd))
         }
     }
 }
@@ -288,15 +290,19 @@ pub async fn for_settings(
         .allowing_unix_sockets(settings.agents_unix_sockets == AgentsUnixSockets::Allow)
         .with_homes(per_workspace.then(|| settings.data_dir.join("agent-homes")))
         .sharing(shares);
-    let probe = confinement
+    let tried = |e: std::io::Error| format!("could not try `kandev confine`: {e}");
+    let Launch { mut command, lifeline } = confinement
         .confined(&std::env::temp_dir(), &[], "true", &[] as &[&str])
+        .map_err(tried)?;
+    let probe = command
         .env_clear()
         .envs(inherited_env())
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true)
         .output()
         .await
-        .map_err(|e| format!("could not try `kandev confine`: {e}"))?;
+        .map_err(tried)?;
+    drop(lifeline);
     let said = String::from_utf8_lossy(&probe.stderr);
     let said = said
         .lines()
@@ -385,6 +391,8 @@ mod confinement_tests {
     /// The arguments `kandev confine` gets for an agent under `c`.
     fn confine_args(c: &Confinement) -> Vec<String> {
         c.confined(Path::new("/w"), &[], "agent", &[] as &[&str])
+            .expect("a pipe")
+            .command
             .as_std()
             .get_args()
             .map(|a| a.to_string_lossy().into_owned())

@@ -1,5 +1,6 @@
-//! `kandev confine`: restricts this process with Landlock, then becomes the
-//! agent (`exec`), so the agent and everything it starts stay confined. It
+//! `kandev confine`: restricts this process with Landlock, then starts the
+//! agent and keeps it (`keeper`), so the agent and everything it starts stay
+//! confined, and end with it. It
 //! reads everything but the hidden paths, and writes only its worktree, any
 //! `--write` path (its checkout's `.git`), the temporary directory, `HOME`
 //! and the everyday devices; it holds no capability (root's included); it may
@@ -10,7 +11,7 @@
 //! services such as PostgreSQL and NATS among them).
 
 use std::ffi::OsString;
-use std::os::unix::process::CommandExt;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use kandev_core::confine::{Enforced, Reach, SOCKETS_OPEN, Verdict, verdict};
@@ -191,10 +192,17 @@ fn restrict(worktree: &Path, hidden: &[PathBuf], sandbox: &Sandbox, shares: &[Sh
     Ok(status.ruleset)
 }
 
-/// Confines this process to `worktree`, then runs `program` in its place
-/// (unless confinement is `required` and the kernel enforces less).
-/// Returns only if it did not: the error says why.
-pub fn confine_and_exec(required: bool, sandbox: &Sandbox, program: &OsString, args: &[OsString]) -> String {
+/// Confines this process to `worktree`, then runs `program` and keeps it
+/// (unless confinement is `required` and the kernel enforces less), until
+/// it exits or `lifeline` closes; exits then. Returns only if it did not
+/// start `program`: the error says why.
+pub fn confine_and_keep(
+    required: bool,
+    sandbox: &Sandbox,
+    lifeline: Option<OwnedFd>,
+    program: &OsString,
+    args: &[OsString],
+) -> String {
     let Some(worktree) = canonical(&sandbox.worktree) else {
         return format!("no worktree {}", sandbox.worktree.display());
     };
@@ -212,7 +220,8 @@ pub fn confine_and_exec(required: bool, sandbox: &Sandbox, program: &OsString, a
         .map(|h| canonical(h).unwrap_or_else(|| h.clone()))
         .collect();
     // A session of its own: no controlling terminal to type into (TIOCSTI)
-    // when the server runs in one, and a process group the server ends.
+    // when the server runs in one, and a process group the server kills
+    // should this keeper not end its agent in time.
     if let Err(e) = rustix::process::setsid() {
         eprintln!("{CONFINE_SAYS} could not start a session of its own ({e}): the agent keeps the server's terminal");
     }
@@ -245,6 +254,5 @@ pub fn confine_and_exec(required: bool, sandbox: &Sandbox, program: &OsString, a
     if let Some((home, tmp)) = &sandbox.home {
         command.env("HOME", home).env("TMPDIR", tmp);
     }
-    let err = command.exec();
-    format!("could not start {}: {err}", program.to_string_lossy())
+    super::keeper::keep(command, lifeline)
 }

@@ -5,6 +5,8 @@ mod capabilities;
 pub mod confine;
 pub mod group;
 #[cfg(target_os = "linux")]
+pub mod keeper;
+#[cfg(target_os = "linux")]
 pub mod landlock;
 pub mod profiles;
 mod runtime;

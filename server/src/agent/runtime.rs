@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::confine::{CONFINE_SAYS, Confinement, inherited_env, start};
-use super::group::ProcessGroup;
+use super::group::{Launch, ProcessGroup};
 use super::profiles;
 use super::transcript::TranscriptWriter;
 use super::workdir;
@@ -309,7 +309,10 @@ impl AcpRuntime {
             None => None,
         };
         let write: Vec<&std::path::Path> = dot_git.iter().map(PathBuf::as_path).collect();
-        let mut command = start(confinement, &cwd, &write, &profile.command, &profile.args);
+        let Launch { mut command, lifeline } = match start(confinement, &cwd, &write, &profile.command, &profile.args) {
+            Ok(launch) => launch,
+            Err(e) => return TurnOutcome::Failed(format!("could not start the agent `{}`: {e}", profile.command)),
+        };
         let mut child = match command
             // An agent gets no secret of the server's: an empty environment,
             // the four variables a shell needs, and its profile's own.
@@ -320,14 +323,13 @@ impl AcpRuntime {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
             .spawn()
         {
             Ok(c) => c,
             Err(e) => return TurnOutcome::Failed(format!("could not start the agent `{}`: {e}", profile.command)),
         };
         // Whatever the agent starts ends with its turn, even if this future is dropped.
-        let mut group = ProcessGroup::of(&child);
+        let group = ProcessGroup::of(&child, lifeline);
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return TurnOutcome::Failed("the agent's stdio is not available".into());
         };
@@ -429,11 +431,10 @@ impl AcpRuntime {
             .await;
         writer.flush().await;
         // Always end the agent and what it started, then reap it.
-        group.kill();
-        let _ = child.start_kill();
-        let status = child.wait().await.ok();
-        // What confine said matters only when the turn failed. The group is
-        // gone, so stderr ends soon; a `setsid` escapee holding it is not waited for.
+        let status = group.end(&mut child).await;
+        // What confine said matters only when the turn failed. All the agent
+        // started is gone, so stderr ends soon; an unconfined agent's `setsid`
+        // escapee holding it is not waited for.
         let confined = match confine_said {
             Some(said) if result.is_err() => tokio::time::timeout(Duration::from_secs(1), said)
                 .await

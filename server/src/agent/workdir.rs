@@ -9,7 +9,7 @@ use kandev_core::api::Repository;
 use tokio::io::AsyncReadExt;
 
 use super::confine::{Confinement, inherited_env, start};
-use super::group::ProcessGroup;
+use super::group::{Launch, ProcessGroup};
 
 /// Longest a git command of ours may take: a checkout's filters are the
 /// repository's to configure, and one that hangs must not hang every run.
@@ -50,17 +50,18 @@ impl Git<'_> {
         ];
         full.extend_from_slice(args);
         let dot_git = self.checkout.join(".git");
-        let mut child = start(self.confinement, self.worktree, &[&dot_git], "git", &full)
+        let Launch { mut command, lifeline } =
+            start(self.confinement, self.worktree, &[&dot_git], "git", &full).map_err(|e| format!("git: {e}"))?;
+        let mut child = command
             .current_dir(self.checkout)
             .env_clear()
             .envs(inherited_env())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
             .spawn()
             .map_err(|e| format!("git: {e}"))?;
-        let mut group = ProcessGroup::of(&child);
+        let mut group = ProcessGroup::of(&child, lifeline);
         let stderr = child.stderr.take();
         let said = tokio::spawn(async move {
             let mut text = Vec::new();

@@ -1,5 +1,5 @@
-//! What an agent starts ends with its turn: the runtime kills the agent's
-//! whole process group, not just the agent.
+//! What an agent starts ends with its turn, not just the agent (its keeper's
+//! own tests are in `agent_keeper`).
 
 use std::time::Duration;
 

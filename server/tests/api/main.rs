@@ -12,6 +12,7 @@ mod access_confinement;
 mod access_home_shares;
 mod access_privileges;
 mod access_sockets;
+mod agent_keeper;
 mod agent_processes;
 mod agent_replies;
 mod agents_api;

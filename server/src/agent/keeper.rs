@@ -1,0 +1,167 @@
+//! `kandev confine` does not become its agent: it stays beside it as its
+//! keeper, so nothing the agent starts outlives it. A process group is not
+//! enough: one `setsid` (a daemon, `setsid`, Python's `start_new_session`)
+//! leaves it. The keeper is the agent's child subreaper, so whatever the
+//! agent orphans becomes the keeper's child, and it ends them all, child by
+//! child, when the agent exits or when its lifeline (a pipe whose other end
+//! the server holds) closes: the server ended the turn, or the server died.
+//! The agent runs one Landlock layer below its keeper, so it can neither
+//! signal nor trace it (kernels with Landlock's scopes, ABI 6).
+
+use std::os::fd::OwnedFd;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+use std::sync::Mutex;
+
+use landlock::{Ruleset, RulesetAttr, Scope};
+use rustix::io::Errno;
+use rustix::process::{Pid, Signal, WaitOptions, WaitStatus, getpid, kill_process, set_child_subreaper, wait};
+
+use super::confine::CONFINE_SAYS;
+
+/// The status a shell gives a command that SIGKILL ended.
+const KILLED: i32 = 128 + 9;
+
+/// Starts `command` (the agent) and keeps it until it exits or `lifeline`
+/// closes; then ends everything it left and exits, with the agent's status
+/// where it exited. Returns only if the agent could not start: why.
+pub fn keep(mut command: Command, lifeline: Option<OwnedFd>) -> String {
+    if let Err(e) = set_child_subreaper(Some(getpid())) {
+        eprintln!(
+            "{CONFINE_SAYS} could not keep what the agent starts ({e}): a process that leaves its group outlives it"
+        );
+    }
+    // The agent's own layer: it signals and traces its own processes only.
+    let mut below = Ruleset::default()
+        .scope(Scope::Signal | Scope::AbstractUnixSocket)
+        .and_then(|r| r.create())
+        .ok();
+    // SAFETY: this process has one thread, so the child may allocate; it
+    // only makes a Landlock system call before `exec`.
+    unsafe {
+        command.pre_exec(move || match below.take() {
+            Some(layer) => layer.restrict_self().map(drop).map_err(std::io::Error::other),
+            None => Ok(()),
+        });
+    }
+    let agent = match command.spawn() {
+        Ok(child) => Pid::from_child(&child),
+        Err(e) => return format!("could not start {}: {e}", command.get_program().to_string_lossy()),
+    };
+    if let Some(lifeline) = lifeline {
+        std::thread::spawn(move || {
+            // Nothing is ever written: a read ends when the server's end closes.
+            let _ = std::io::copy(&mut std::fs::File::from(lifeline), &mut std::io::sink());
+            end(KILLED)
+        });
+    }
+    loop {
+        match wait(WaitOptions::empty()) {
+            Ok(Some((pid, status))) if pid == agent => end(exit_code(status)),
+            // An orphan the keeper adopted, reaped so it lingers as no zombie.
+            Ok(_) | Err(Errno::INTR) => {}
+            // The lifeline's thread reaped the agent: it is ending everything.
+            Err(_) => end(KILLED),
+        }
+    }
+}
+
+/// What a shell reports for a command that ended with `status`.
+fn exit_code(status: WaitStatus) -> i32 {
+    status
+        .exit_status()
+        .or_else(|| status.terminating_signal().map(|s| 128 + s))
+        .unwrap_or(KILLED)
+}
+
+/// Held by whichever thread ends everything first; the other waits on it
+/// until the process exits.
+static ENDING: Mutex<()> = Mutex::new(());
+
+/// Ends every process the keeper still has, then the keeper.
+fn end(code: i32) -> ! {
+    let _first = ENDING.lock();
+    end_descendants();
+    std::process::exit(code)
+}
+
+/// Kills every child, reaps the dead, and again: each death hands its own
+/// children to the keeper, so this goes down the tree until none is left.
+/// It never blocks on a child: the other thread may be reaping too.
+fn end_descendants() {
+    loop {
+        let Some(children) = children() else {
+            eprintln!("{CONFINE_SAYS} cannot list what the agent left running (no /proc): it is not ended");
+            return;
+        };
+        for pid in children {
+            let _ = kill_process(pid, Signal::KILL);
+        }
+        loop {
+            match wait(WaitOptions::NOHANG) {
+                Ok(Some(_)) | Err(Errno::INTR) => {}
+                // Some still dying.
+                Ok(None) => break,
+                // None left.
+                Err(_) => return,
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
+/// This process's children, from `/proc` (`None` if it cannot be read).
+fn children() -> Option<Vec<Pid>> {
+    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
+    let mut found = Vec::new();
+    for task in tasks.flatten() {
+        match std::fs::read_to_string(task.path().join("children")) {
+            Ok(list) => found.extend(list.split_whitespace().filter_map(pid)),
+            // A kernel without the list: whose parent we are, from each process.
+            Err(_) => return children_by_parent(),
+        }
+    }
+    Some(found)
+}
+
+fn children_by_parent() -> Option<Vec<Pid>> {
+    let me = getpid().as_raw_nonzero().to_string();
+    let all = std::fs::read_dir("/proc").ok()?;
+    Some(
+        all.flatten()
+            .filter(|p| {
+                let stat = std::fs::read_to_string(p.path().join("stat")).unwrap_or_default();
+                // `pid (comm) state ppid …`, and `comm` may hold anything.
+                let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or_default();
+                after.split_whitespace().nth(1) == Some(me.as_str())
+            })
+            .filter_map(|p| pid(p.file_name().to_str()?))
+            .collect(),
+    )
+}
+
+fn pid(s: &str) -> Option<Pid> {
+    s.parse().ok().and_then(Pid::from_raw)
+}
+
+/// The lifeline `kandev confine --lifeline FD` was handed, kept from the
+/// agent (close-on-exec); `None` (said) if no such descriptor is open.
+pub fn lifeline(fd: i32) -> Option<OwnedFd> {
+    use std::os::fd::{BorrowedFd, FromRawFd};
+    if fd < 3 {
+        eprintln!(
+            "{CONFINE_SAYS} descriptor {fd} is the agent's own stdio, not a lifeline: the agent is ended only when it exits"
+        );
+        return None;
+    }
+    // SAFETY: only borrowed to check it is open; owned below only if so.
+    let open = unsafe { BorrowedFd::borrow_raw(fd) };
+    match rustix::io::fcntl_setfd(open, rustix::io::FdFlags::CLOEXEC) {
+        // SAFETY: the server handed this descriptor to this process alone.
+        Ok(()) => Some(unsafe { OwnedFd::from_raw_fd(fd) }),
+        Err(e) => {
+            eprintln!("{CONFINE_SAYS} no lifeline on descriptor {fd} ({e}): the agent is ended only when it exits");
+            None
+        }
+    }
+}

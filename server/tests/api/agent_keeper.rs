@@ -1,0 +1,172 @@
+//! `kandev confine` keeps what it starts: a process that leaves its group
+//! (`setsid`) still ends with the command, with the turn, and with the
+//! server, and the agent cannot end its keeper first.
+
+#![cfg(target_os = "linux")]
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use kandev_server::agent::confine::{Confinement, start};
+use kandev_server::agent::group::{Launch, ProcessGroup};
+use kandev_server::testkit::processes::{ends_within, running, written_line};
+use kandev_server::testkit::{Api, Replica, shared_env};
+use serde_json::json;
+
+use crate::access_agents::agent_says;
+use crate::support::{Db, spawn_app};
+
+const KANDEV: &str = env!("CARGO_BIN_EXE_kandev");
+const A_WHILE: Duration = Duration::from_secs(10);
+
+/// `sh -c script`, confined and kept as the server starts it, in `dir`.
+fn confined_sh(dir: &Path, script: &str) -> (tokio::process::Child, ProcessGroup) {
+    let confinement = Confinement::new(KANDEV.into(), &dir.join("data"), "sqlite://unused.db");
+    let Launch { mut command, lifeline } =
+        start(Some(&confinement), dir, &[], "sh", &["-c", script]).expect("a launch");
+    let child = command
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("kandev confine");
+    let group = ProcessGroup::of(&child, lifeline);
+    (child, group)
+}
+
+/// Writes the pid of a `sleep` that left the group into `file`.
+fn escapes(file: &Path) -> String {
+    format!("setsid sleep 300 & echo $! > {}", file.display())
+}
+
+#[tokio::test]
+async fn a_confined_command_s_process_in_a_session_of_its_own_ends_when_the_command_exits() {
+    let dir = tempfile::tempdir().expect("dir");
+    let bg = dir.path().join("bg");
+    // As git in a checkout runs a planted filter that daemonizes.
+    let (mut child, _group) = confined_sh(dir.path(), &escapes(&bg));
+    let status = child.wait().await.expect("it exits");
+    assert!(status.success(), "{status}");
+    let pid = written_line(&bg, A_WHILE).await.expect("a background pid");
+    assert!(
+        ends_within(&pid, A_WHILE).await,
+        "the escaped sleep outlived its command"
+    );
+}
+
+#[tokio::test]
+async fn a_confined_agent_s_process_in_a_session_of_its_own_ends_when_the_server_lets_go() {
+    let dir = tempfile::tempdir().expect("dir");
+    let bg = dir.path().join("bg");
+    let me = dir.path().join("me");
+    let script = format!("{}; echo $$ > {}; sleep 300", escapes(&bg), me.display());
+    let (mut child, group) = confined_sh(dir.path(), &script);
+    let agent = written_line(&me, A_WHILE).await.expect("the agent's pid");
+    let pid = written_line(&bg, A_WHILE).await.expect("a background pid");
+    assert!(running(&pid) && running(&agent), "the premise: both run");
+    // As a turn ends: the lifeline closes, and the keeper ends all it keeps.
+    let status = group.end(&mut child).await.expect("reaped");
+    assert!(!status.success());
+    assert!(ends_within(&agent, A_WHILE).await, "the agent outlived its turn");
+    assert!(ends_within(&pid, A_WHILE).await, "the escaped sleep outlived its turn");
+}
+
+#[tokio::test]
+async fn a_confined_agent_can_neither_end_nor_read_its_keeper() {
+    if !crate::access_agents::landlock_here() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("dir");
+    let said = dir.path().join("said");
+    // The keeper is the agent's parent: field 4 of its stat.
+    let script = format!(
+        "k=$(cut -d' ' -f4 /proc/$$/stat); \
+         if kill -9 $k; then r=killed; else r=denied; fi; \
+         if cat /proc/$k/environ >/dev/null; then e=read; else e=denied; fi; \
+         echo $r $e > {}; {}; sleep 300",
+        said.display(),
+        escapes(&dir.path().join("bg"))
+    );
+    let (mut child, group) = confined_sh(dir.path(), &script);
+    let said = written_line(&said, A_WHILE).await.expect("what the agent tried");
+    assert_eq!(said, "denied denied");
+    let pid = written_line(&dir.path().join("bg"), A_WHILE)
+        .await
+        .expect("a background pid");
+    let _ = group.end(&mut child).await;
+    assert!(
+        ends_within(&pid, A_WHILE).await,
+        "the escaped sleep outlived its keeper"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_an_agent_starts_in_a_session_of_its_own_ends_with_its_turn() {
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace_with_repo("W").await;
+    let said = agent_says(
+        &app,
+        &ws,
+        "e2e:spawn(\"exec setsid sleep 300\")\ne2e:message(\" done\")",
+    )
+    .await;
+    let said = said.concat();
+    let pid = said
+        .strip_prefix("spawned=")
+        .and_then(|rest| rest.strip_suffix(" done"))
+        .unwrap_or_else(|| panic!("the agent did not say what it started: {said}"))
+        .to_string();
+    assert!(
+        ends_within(&pid, A_WHILE).await,
+        "a process in a session of its own outlived its turn"
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_mid_turn_ends_with_its_server_killed() {
+    let dir = tempfile::tempdir().expect("dir");
+    // Where the agent says its pids (the profile's shell's, and a sleep in a
+    // session of its own): not in the server's (hidden) data.
+    let out = tempfile::tempdir().expect("out");
+    let url = format!("sqlite://{}/kandev.db", dir.path().display());
+    let env = shared_env(&url, "http://127.0.0.1:9", None);
+    kandev_server::tls::install_crypto_provider();
+    let mut kandev = Replica::start(KANDEV.as_ref(), "solo", dir.path(), &env).await;
+    let api = Api::default();
+    let ws = api.post(&kandev.base, "/api/v1/workspaces", json!({"name": "W"})).await["id"]
+        .as_str()
+        .expect("ws")
+        .to_string();
+    let repo = json!({"owner": "acme", "name": "api"});
+    api.post(&kandev.base, &format!("/api/v1/workspaces/{ws}/repositories"), repo)
+        .await;
+    let (agent, bg) = (out.path().join("agent"), out.path().join("bg"));
+    let prompt = format!(
+        "e2e:spawn(\"cut -d' ' -f4 /proc/$PPID/stat > {}; echo $$ > {}; exec setsid sleep 300\")\ne2e:delay(300000)",
+        agent.display(),
+        bg.display()
+    );
+    // An agent that does not end when its stdin does (the server's end of
+    // it goes with the server): only the keeper's lifeline tells it.
+    let stays = format!("{KANDEV} mock-agent; sleep 300");
+    let profile = json!({"name": "stays", "command": "sh", "args": ["-c", stays]});
+    let profile = api.post(&kandev.base, "/api/v1/agent-profiles", profile).await;
+    let body = json!({"name": "slow", "prompt": prompt, "agent_profile_id": profile["id"],
+                      "triggers": [{"type": "webhook", "config": {}}]});
+    let a = api
+        .post(&kandev.base, &format!("/api/v1/workspaces/{ws}/automations"), body)
+        .await;
+    let a = a["id"].as_str().expect("automation");
+    api.post(&kandev.base, &format!("/api/v1/automations/{a}/run"), json!({}))
+        .await;
+    let Some(agent) = written_line(&agent, Duration::from_secs(60)).await else {
+        panic!("the agent said no pid:\n{}", kandev.log_tail())
+    };
+    let bg = written_line(&bg, A_WHILE).await.expect("a background pid");
+    assert!(running(&agent) && running(&bg), "the premise: both run mid-turn");
+    // No shutdown: the server is gone, and its end of each lifeline with it.
+    kandev.kill().await;
+    assert!(ends_within(&agent, A_WHILE).await, "the agent outlived its server");
+    assert!(ends_within(&bg, A_WHILE).await, "the escaped sleep outlived its server");
+}
