@@ -57,11 +57,10 @@ pub enum Command {
         /// Let it open unix sockets by path (refused otherwise).
         #[arg(long)]
         allow_unix_sockets: bool,
-        /// A descriptor the server holds the other end of: when it closes
-        /// (the turn ended, or the server died), the agent and all it
-        /// started are ended.
+        /// The server that started it (its parent): when that process
+        /// ends, the agent and all it started are ended.
         #[arg(long)]
-        lifeline: Option<i32>,
+        server: Option<i32>,
         /// The agent's command and its arguments.
         #[arg(last = true, required = true)]
         command: Vec<std::ffi::OsString>,
@@ -224,7 +223,7 @@ pub fn confine_if_asked(cli: Cli) -> Cli {
         tmp,
         allow_unix_sockets,
         share,
-        lifeline,
+        server,
         command,
     } = cli.command
     else {
@@ -242,24 +241,25 @@ pub fn confine_if_asked(cli: Cli) -> Cli {
                 unix_sockets: allow_unix_sockets,
                 shares: share,
             };
-            confine(require, &sandbox, lifeline, program, args)
+            confine(require, &sandbox, server, program, args)
         }
     };
     eprintln!("{} {why}", crate::agent::confine::CONFINE_SAYS);
     std::process::exit(126)
 }
 
-/// Confines and keeps the agent; returns only with the reason it could not.
+/// Confines and keeps the agent, watching `server`; returns only with the
+/// reason it could not start it.
 #[cfg(target_os = "linux")]
 fn confine(
     required: bool,
     sandbox: &crate::agent::confine::Sandbox,
-    lifeline: Option<i32>,
+    server: Option<i32>,
     program: &std::ffi::OsString,
     args: &[std::ffi::OsString],
 ) -> String {
-    let lifeline = lifeline.and_then(crate::agent::keeper::lifeline);
-    crate::agent::landlock::confine_and_keep(required, sandbox, lifeline, program, args)
+    let server = server.and_then(rustix::process::Pid::from_raw);
+    crate::agent::landlock::confine_and_keep(required, sandbox, server, program, args)
 }
 
 /// Without Landlock there is nothing to confine with: the runtime does not
@@ -268,7 +268,7 @@ fn confine(
 fn confine(
     _required: bool,
     _sandbox: &crate::agent::confine::Sandbox,
-    _lifeline: Option<i32>,
+    _server: Option<i32>,
     _program: &std::ffi::OsString,
     _args: &[std::ffi::OsString],
 ) -> String {

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::group::{LIFELINE_FD, Launch, Lifeline};
+use super::group::Launch;
 use crate::config::{AgentsConfinement, AgentsHome, AgentsUnixSockets, Settings};
 
 /// What a process the server starts for an agent, or in a directory an agent
@@ -181,18 +181,18 @@ impl Confinement {
     /// and the `write` paths besides (its checkout's `.git`). Agents start
     /// so, and so does the server's own git in a checkout agents can write,
     /// whose config and attributes (filters run on checkout) are theirs to plant.
-    /// It is kept (`keeper`) until it exits or the launch's lifeline closes.
+    /// It is kept (`keeper`) until it exits, the server asks, or the server ends.
     pub fn confined<S: AsRef<std::ffi::OsStr>>(
         &self,
         worktree: &Path,
         write: &[&Path],
         program: &str,
         args: &[S],
-    ) -> std::io::Result<Launch> {
+    ) -> Launch {
         let mut cmd = tokio::process::Command::new(&self.bin);
         cmd.arg("confine").arg("--worktree").arg(worktree);
-        let lifeline = Lifeline::handed_to(&mut cmd)?;
-        cmd.arg("--lifeline").arg(LIFELINE_FD.to_string());
+        // Its keeper ends the agent when this process does.
+        cmd.arg("--server").arg(std::process::id().to_string());
         if self.required {
             cmd.arg("--require");
         }
@@ -218,7 +218,7 @@ impl Confinement {
             }
         }
         cmd.arg("--").arg(program).args(args);
-        Ok(Launch::kept(cmd, lifeline))
+        Launch::kept(cmd)
     }
 }
 
@@ -232,13 +232,13 @@ pub fn start<S: AsRef<std::ffi::OsStr>>(
     write: &[&Path],
     program: &str,
     args: &[S],
-) -> std::io::Result<Launch> {
+) -> Launch {
     match confinement {
         Some(c) => c.confined(worktree, write, program, args),
         None => {
             let mut cmd = tokio::process::Command::new(program);
             cmd.args(args);
-            Ok(Launch::leading_a_group(cmd))
+            Launch::leading_a_group(cmd)
         }
     }
 }
@@ -290,19 +290,17 @@ pub async fn for_settings(
         .allowing_unix_sockets(settings.agents_unix_sockets == AgentsUnixSockets::Allow)
         .with_homes(per_workspace.then(|| settings.data_dir.join("agent-homes")))
         .sharing(shares);
-    let tried = |e: std::io::Error| format!("could not try `kandev confine`: {e}");
-    let Launch { mut command, lifeline } = confinement
+    let mut probe = confinement
         .confined(&std::env::temp_dir(), &[], "true", &[] as &[&str])
-        .map_err(tried)?;
-    let probe = command
+        .command;
+    let probe = probe
         .env_clear()
         .envs(inherited_env())
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true)
         .output()
         .await
-        .map_err(tried)?;
-    drop(lifeline);
+        .map_err(|e| format!("could not try `kandev confine`: {e}"))?;
     let said = String::from_utf8_lossy(&probe.stderr);
     let said = said
         .lines()
@@ -391,7 +389,6 @@ mod confinement_tests {
     /// The arguments `kandev confine` gets for an agent under `c`.
     fn confine_args(c: &Confinement) -> Vec<String> {
         c.confined(Path::new("/w"), &[], "agent", &[] as &[&str])
-            .expect("a pipe")
             .command
             .as_std()
             .get_args()

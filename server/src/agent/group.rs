@@ -2,60 +2,24 @@
 //! write, ends with its work, and so does everything it started: a watcher
 //! or dev server left running in the background, a planted filter's
 //! daemon. Confined, it is started by `kandev confine`, which keeps it
-//! (`keeper`) until it exits or the lifeline the server holds closes, and
-//! then ends all it started, even what left its process group (`setsid`).
-//! Unconfined, it leads a process group of its own, killed when its work
-//! ends; a process that calls `setsid` leaves that group.
+//! (`keeper`) until it exits, the server asks (SIGTERM, through a pidfd, so
+//! never another process that took a reaped one's id) or the server dies,
+//! and then ends all it started, even what left its process group
+//! (`setsid`). Unconfined, it leads a process group of its own, killed when
+//! its work ends; a process that calls `setsid` leaves that group.
 
-use std::os::fd::AsRawFd;
 use std::time::Duration;
 
-/// The descriptor a keeper's lifeline has in `kandev confine`.
-pub const LIFELINE_FD: i32 = 3;
-
-/// How long a keeper has to end what it keeps, once its lifeline closes,
-/// before its process group is killed instead.
+/// How long a keeper has to end what it keeps once asked, before its
+/// process group is killed instead.
 const KEEPER_GRACE: Duration = Duration::from_secs(5);
 
-/// The server's end of a keeper's lifeline: while it is open the keeper
-/// keeps its agent; closed (dropped, or the server gone) it ends them all.
-#[derive(Debug)]
-pub struct Lifeline {
-    /// Held only to be closed: nothing is written.
-    _ours: std::io::PipeWriter,
-}
-
-impl Lifeline {
-    /// A lifeline handed to `cmd`'s process as `LIFELINE_FD`, and to no
-    /// other process (both ends are close-on-exec here).
-    pub fn handed_to(cmd: &mut tokio::process::Command) -> std::io::Result<Self> {
-        let (theirs, ours) = std::io::pipe()?;
-        // SAFETY: between fork and exec this only duplicates a descriptor
-        // (or clears close-on-exec on it), which is async-signal-safe.
-        unsafe {
-            cmd.pre_exec(move || {
-                let fd = theirs.as_raw_fd();
-                let done = if fd == LIFELINE_FD {
-                    libc::fcntl(fd, libc::F_SETFD, 0)
-                } else {
-                    libc::dup2(fd, LIFELINE_FD)
-                };
-                if done < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        Ok(Self { _ours: ours })
-    }
-}
-
-/// A command the server is about to start, and the lifeline of its keeper
-/// when it has one.
+/// A command the server is about to start, and whether `kandev confine`
+/// keeps it.
 #[derive(Debug)]
 pub struct Launch {
     pub command: tokio::process::Command,
-    pub lifeline: Option<Lifeline>,
+    pub kept: bool,
 }
 
 impl Launch {
@@ -64,17 +28,17 @@ impl Launch {
         lead_a_group(&mut cmd).kill_on_drop(true);
         Self {
             command: cmd,
-            lifeline: None,
+            kept: false,
         }
     }
 
     /// `cmd` being `kandev confine`: it leads a session of its own, and a
     /// kill on drop would end the keeper before it ends what it keeps.
-    pub fn kept(mut cmd: tokio::process::Command, lifeline: Lifeline) -> Self {
+    pub fn kept(mut cmd: tokio::process::Command) -> Self {
         cmd.kill_on_drop(false);
         Self {
             command: cmd,
-            lifeline: Some(lifeline),
+            kept: true,
         }
     }
 }
@@ -86,42 +50,43 @@ pub fn lead_a_group(cmd: &mut tokio::process::Command) -> &mut tokio::process::C
     cmd
 }
 
-/// What ends a started child and all it started: its keeper's lifeline, or
-/// the process group it leads (SIGKILL). Ended on `kill`, `end` or drop.
+/// What ends a started child and all it started: its keeper, asked, or the
+/// process group it leads (SIGKILL). Ended on `kill`, `end` or drop.
 #[derive(Debug)]
 pub struct ProcessGroup {
     id: Option<u32>,
-    /// Started by a keeper: it ends what it keeps once `lifeline` closes.
-    kept: bool,
-    lifeline: Option<Lifeline>,
+    keeper: Option<Keeper>,
 }
 
 impl ProcessGroup {
-    /// The group `child` leads, started from a `Launch` with `lifeline`.
-    pub fn of(child: &tokio::process::Child, lifeline: Option<Lifeline>) -> Self {
+    /// The group `child` leads, started from a `Launch` (`kept` as it says).
+    /// Call it before `child` is first waited on.
+    pub fn of(child: &tokio::process::Child, kept: bool) -> Self {
         Self {
             id: child.id(),
-            kept: lifeline.is_some(),
-            lifeline,
+            keeper: kept.then(|| Keeper::of(child)),
         }
     }
 
-    /// Ends every process the child started: a keeper is told to (it does
+    /// Ends every process the child started: a keeper is asked to (it does
     /// so at once, then exits); else the group is killed. Call it before
-    /// reaping the leader, or soon after: once the leader is reaped and the
-    /// group empty, its id is free for the system to give another process.
+    /// reaping an unconfined leader, or soon after: once the leader is
+    /// reaped and the group empty, its id is free for another process.
     pub fn kill(&mut self) {
-        if self.kept {
-            self.lifeline = None;
-        } else if let Some(id) = self.id.take() {
-            kill_group(id);
+        match &mut self.keeper {
+            Some(keeper) => keeper.ask(),
+            None => {
+                if let Some(id) = self.id.take() {
+                    kill_group(id);
+                }
+            }
         }
     }
 
     /// Ends `child` and all it started, and reaps it: its exit status.
     pub async fn end(mut self, child: &mut tokio::process::Child) -> Option<std::process::ExitStatus> {
         self.kill();
-        if self.kept {
+        if self.keeper.is_some() {
             if let Ok(status) = tokio::time::timeout(KEEPER_GRACE, child.wait()).await {
                 return status.ok();
             }
@@ -138,6 +103,42 @@ impl ProcessGroup {
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// A keeper (`kandev confine`), asked once to end what it keeps.
+#[derive(Debug)]
+struct Keeper {
+    #[cfg(target_os = "linux")]
+    pidfd: Option<std::os::fd::OwnedFd>,
+    asked: bool,
+}
+
+impl Keeper {
+    fn of(_child: &tokio::process::Child) -> Self {
+        // Not yet waited on, so not yet reaped: the pidfd is its process's.
+        #[cfg(target_os = "linux")]
+        let pidfd = _child
+            .id()
+            .and_then(|id| rustix::process::Pid::from_raw(i32::try_from(id).ok()?))
+            .and_then(|pid| rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok());
+        Self {
+            #[cfg(target_os = "linux")]
+            pidfd,
+            asked: false,
+        }
+    }
+
+    /// SIGTERM, once. A keeper already gone (reaped, even) is not there to
+    /// hear it, and no other process can be in its place.
+    fn ask(&mut self) {
+        if std::mem::replace(&mut self.asked, true) {
+            return;
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(fd) = &self.pidfd {
+            let _ = rustix::process::pidfd_send_signal(fd, rustix::process::Signal::TERM);
+        }
     }
 }
 
@@ -169,7 +170,7 @@ mod tests {
         cmd.arg("-c")
             .arg(format!("sleep 300 & echo $! > {}; wait", pid_file.display()));
         let mut child = lead_a_group(&mut cmd).kill_on_drop(true).spawn().expect("sh");
-        let mut group = ProcessGroup::of(&child, None);
+        let mut group = ProcessGroup::of(&child, false);
         let pid = written_line(&pid_file, Duration::from_secs(10))
             .await
             .expect("a background pid");

@@ -3,8 +3,8 @@
 //! enough: one `setsid` (a daemon, `setsid`, Python's `start_new_session`)
 //! leaves it. The keeper is the agent's child subreaper, so whatever the
 //! agent orphans becomes the keeper's child, and it ends them all, child by
-//! child, when the agent exits or when its lifeline (a pipe whose other end
-//! the server holds) closes: the server ended the turn, or the server died.
+//! child, when the agent exits, when the server asks (SIGTERM: the turn
+//! ended), or when the server dies (it watches the server through a pidfd).
 //! The agent runs one Landlock layer below its keeper, so it can neither
 //! signal nor trace it (kernels with Landlock's scopes, ABI 6).
 
@@ -12,20 +12,33 @@ use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use landlock::{Ruleset, RulesetAttr, Scope};
+use rustix::event::{PollFd, PollFlags, poll};
 use rustix::io::Errno;
-use rustix::process::{Pid, Signal, WaitOptions, WaitStatus, getpid, kill_process, set_child_subreaper, wait};
+use rustix::process::{
+    Pid, PidfdFlags, Signal, WaitOptions, WaitStatus, getpid, getppid, kill_process, pidfd_open, set_child_subreaper,
+    wait,
+};
 
 use super::confine::CONFINE_SAYS;
 
 /// The status a shell gives a command that SIGKILL ended.
 const KILLED: i32 = 128 + 9;
 
-/// Starts `command` (the agent) and keeps it until it exits or `lifeline`
-/// closes; then ends everything it left and exits, with the agent's status
-/// where it exited. Returns only if the agent could not start: why.
-pub fn keep(mut command: Command, lifeline: Option<OwnedFd>) -> String {
+/// The signals that ask a keeper to end its agent (the server sends SIGTERM).
+const ASKED: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
+
+/// Starts `command` (the agent) and keeps it until it exits, the keeper is
+/// asked to end it, or `server` (the keeper's parent) ends; then ends all
+/// it left and exits, with the agent's status where it exited. Returns
+/// only if the agent could not start: why.
+pub fn keep(mut command: Command, server: Option<Pid>) -> String {
+    // Blocked before any other thread exists, so all share the mask and
+    // only `sigwait` below takes these; the agent starts with none blocked
+    // (the standard library clears the mask in a child).
+    let asked = block(&ASKED);
     if let Err(e) = set_child_subreaper(Some(getpid())) {
         eprintln!(
             "{CONFINE_SAYS} could not keep what the agent starts ({e}): a process that leaves its group outlives it"
@@ -48,10 +61,17 @@ pub fn keep(mut command: Command, lifeline: Option<OwnedFd>) -> String {
         Ok(child) => Pid::from_child(&child),
         Err(e) => return format!("could not start {}: {e}", command.get_program().to_string_lossy()),
     };
-    if let Some(lifeline) = lifeline {
+    if let Some(asked) = asked {
         std::thread::spawn(move || {
-            // Nothing is ever written: a read ends when the server's end closes.
-            let _ = std::io::copy(&mut std::fs::File::from(lifeline), &mut std::io::sink());
+            let mut signal = 0;
+            // SAFETY: `asked` is an initialised set; `signal` outlives the call.
+            unsafe { libc::sigwait(&asked, &mut signal) };
+            end(KILLED)
+        });
+    }
+    if let Some(server) = server {
+        std::thread::spawn(move || {
+            outlive(server);
             end(KILLED)
         });
     }
@@ -60,8 +80,54 @@ pub fn keep(mut command: Command, lifeline: Option<OwnedFd>) -> String {
             Ok(Some((pid, status))) if pid == agent => end(exit_code(status)),
             // An orphan the keeper adopted, reaped so it lingers as no zombie.
             Ok(_) | Err(Errno::INTR) => {}
-            // The lifeline's thread reaped the agent: it is ending everything.
+            // Another thread reaped the agent: it is ending everything.
             Err(_) => end(KILLED),
+        }
+    }
+}
+
+/// Blocks `signals` on this thread: the set, or `None` (said) if it could not.
+fn block(signals: &[i32]) -> Option<libc::sigset_t> {
+    // SAFETY: the set is initialised by `sigemptyset` before any other use.
+    unsafe {
+        let mut set = std::mem::zeroed::<libc::sigset_t>();
+        libc::sigemptyset(&mut set);
+        for s in signals {
+            libc::sigaddset(&mut set, *s);
+        }
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            eprintln!("{CONFINE_SAYS} could not wait for the server's word: the agent ends only when it exits");
+            return None;
+        }
+        Some(set)
+    }
+}
+
+/// Returns once `server` has ended, or at once if it is no longer this
+/// process's parent (it ended before it could be watched).
+fn outlive(server: Pid) {
+    let watched = pidfd_open(server, PidfdFlags::empty());
+    if getppid() != Some(server) {
+        return;
+    }
+    match watched {
+        Ok(fd) => wait_readable(&fd),
+        // A kernel without pidfds (before 5.3): the parent, every second.
+        Err(_) => {
+            while getppid() == Some(server) {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }
+    }
+}
+
+/// A pidfd turns readable when its process ends.
+fn wait_readable(fd: &OwnedFd) {
+    loop {
+        let mut fds = [PollFd::new(fd, PollFlags::IN)];
+        match poll(&mut fds, None) {
+            Err(Errno::INTR) => {}
+            _ => return,
         }
     }
 }
@@ -74,7 +140,7 @@ fn exit_code(status: WaitStatus) -> i32 {
         .unwrap_or(KILLED)
 }
 
-/// Held by whichever thread ends everything first; the other waits on it
+/// Held by whichever thread ends everything first; the others wait on it
 /// until the process exits.
 static ENDING: Mutex<()> = Mutex::new(());
 
@@ -87,7 +153,7 @@ fn end(code: i32) -> ! {
 
 /// Kills every child, reaps the dead, and again: each death hands its own
 /// children to the keeper, so this goes down the tree until none is left.
-/// It never blocks on a child: the other thread may be reaping too.
+/// It never blocks on a child: the main thread may be reaping too.
 fn end_descendants() {
     loop {
         let Some(children) = children() else {
@@ -106,7 +172,7 @@ fn end_descendants() {
                 Err(_) => return,
             }
         }
-        std::thread::sleep(std::time::Duration::from_millis(2));
+        std::thread::sleep(Duration::from_millis(2));
     }
 }
 
@@ -142,26 +208,4 @@ fn children_by_parent() -> Option<Vec<Pid>> {
 
 fn pid(s: &str) -> Option<Pid> {
     s.parse().ok().and_then(Pid::from_raw)
-}
-
-/// The lifeline `kandev confine --lifeline FD` was handed, kept from the
-/// agent (close-on-exec); `None` (said) if no such descriptor is open.
-pub fn lifeline(fd: i32) -> Option<OwnedFd> {
-    use std::os::fd::{BorrowedFd, FromRawFd};
-    if fd < 3 {
-        eprintln!(
-            "{CONFINE_SAYS} descriptor {fd} is the agent's own stdio, not a lifeline: the agent is ended only when it exits"
-        );
-        return None;
-    }
-    // SAFETY: only borrowed to check it is open; owned below only if so.
-    let open = unsafe { BorrowedFd::borrow_raw(fd) };
-    match rustix::io::fcntl_setfd(open, rustix::io::FdFlags::CLOEXEC) {
-        // SAFETY: the server handed this descriptor to this process alone.
-        Ok(()) => Some(unsafe { OwnedFd::from_raw_fd(fd) }),
-        Err(e) => {
-            eprintln!("{CONFINE_SAYS} no lifeline on descriptor {fd} ({e}): the agent is ended only when it exits");
-            None
-        }
-    }
 }

@@ -11,7 +11,6 @@
 //! services such as PostgreSQL and NATS among them).
 
 use std::ffi::OsString;
-use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use kandev_core::confine::{Enforced, Reach, SOCKETS_OPEN, Verdict, verdict};
@@ -194,12 +193,12 @@ fn restrict(worktree: &Path, hidden: &[PathBuf], sandbox: &Sandbox, shares: &[Sh
 
 /// Confines this process to `worktree`, then runs `program` and keeps it
 /// (unless confinement is `required` and the kernel enforces less), until
-/// it exits or `lifeline` closes; exits then. Returns only if it did not
-/// start `program`: the error says why.
+/// it exits, the server asks, or `server` ends; exits then. Returns only if
+/// it did not start `program`: the error says why.
 pub fn confine_and_keep(
     required: bool,
     sandbox: &Sandbox,
-    lifeline: Option<OwnedFd>,
+    server: Option<rustix::process::Pid>,
     program: &OsString,
     args: &[OsString],
 ) -> String {
@@ -254,5 +253,5 @@ pub fn confine_and_keep(
     if let Some((home, tmp)) = &sandbox.home {
         command.env("HOME", home).env("TMPDIR", tmp);
     }
-    super::keeper::keep(command, lifeline)
+    super::keeper::keep(command, server)
 }

@@ -309,10 +309,7 @@ impl AcpRuntime {
             None => None,
         };
         let write: Vec<&std::path::Path> = dot_git.iter().map(PathBuf::as_path).collect();
-        let Launch { mut command, lifeline } = match start(confinement, &cwd, &write, &profile.command, &profile.args) {
-            Ok(launch) => launch,
-            Err(e) => return TurnOutcome::Failed(format!("could not start the agent `{}`: {e}", profile.command)),
-        };
+        let Launch { mut command, kept } = start(confinement, &cwd, &write, &profile.command, &profile.args);
         let mut child = match command
             // An agent gets no secret of the server's: an empty environment,
             // the four variables a shell needs, and its profile's own.
@@ -329,7 +326,7 @@ impl AcpRuntime {
             Err(e) => return TurnOutcome::Failed(format!("could not start the agent `{}`: {e}", profile.command)),
         };
         // Whatever the agent starts ends with its turn, even if this future is dropped.
-        let group = ProcessGroup::of(&child, lifeline);
+        let group = ProcessGroup::of(&child, kept);
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return TurnOutcome::Failed("the agent's stdio is not available".into());
         };

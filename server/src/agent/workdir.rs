@@ -50,8 +50,7 @@ impl Git<'_> {
         ];
         full.extend_from_slice(args);
         let dot_git = self.checkout.join(".git");
-        let Launch { mut command, lifeline } =
-            start(self.confinement, self.worktree, &[&dot_git], "git", &full).map_err(|e| format!("git: {e}"))?;
+        let Launch { mut command, kept } = start(self.confinement, self.worktree, &[&dot_git], "git", &full);
         let mut child = command
             .current_dir(self.checkout)
             .env_clear()
@@ -61,7 +60,7 @@ impl Git<'_> {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("git: {e}"))?;
-        let mut group = ProcessGroup::of(&child, lifeline);
+        let mut group = ProcessGroup::of(&child, kept);
         let stderr = child.stderr.take();
         let said = tokio::spawn(async move {
             let mut text = Vec::new();

@@ -23,14 +23,13 @@ const A_WHILE: Duration = Duration::from_secs(10);
 /// `sh -c script`, confined and kept as the server starts it, in `dir`.
 fn confined_sh(dir: &Path, script: &str) -> (tokio::process::Child, ProcessGroup) {
     let confinement = Confinement::new(KANDEV.into(), &dir.join("data"), "sqlite://unused.db");
-    let Launch { mut command, lifeline } =
-        start(Some(&confinement), dir, &[], "sh", &["-c", script]).expect("a launch");
+    let Launch { mut command, kept } = start(Some(&confinement), dir, &[], "sh", &["-c", script]);
     let child = command
         .current_dir(dir)
         .stdin(Stdio::null())
         .spawn()
         .expect("kandev confine");
-    let group = ProcessGroup::of(&child, lifeline);
+    let group = ProcessGroup::of(&child, kept);
     (child, group)
 }
 
@@ -64,7 +63,7 @@ async fn a_confined_agent_s_process_in_a_session_of_its_own_ends_when_the_server
     let agent = written_line(&me, A_WHILE).await.expect("the agent's pid");
     let pid = written_line(&bg, A_WHILE).await.expect("a background pid");
     assert!(running(&pid) && running(&agent), "the premise: both run");
-    // As a turn ends: the lifeline closes, and the keeper ends all it keeps.
+    // As a turn ends: the keeper is asked, and ends all it keeps.
     let status = group.end(&mut child).await.expect("reaped");
     assert!(!status.success());
     assert!(ends_within(&agent, A_WHILE).await, "the agent outlived its turn");
@@ -148,7 +147,7 @@ async fn an_agent_mid_turn_ends_with_its_server_killed() {
         bg.display()
     );
     // An agent that does not end when its stdin does (the server's end of
-    // it goes with the server): only the keeper's lifeline tells it.
+    // it goes with the server): only its keeper, watching the server, ends it.
     let stays = format!("{KANDEV} mock-agent; sleep 300");
     let profile = json!({"name": "stays", "command": "sh", "args": ["-c", stays]});
     let profile = api.post(&kandev.base, "/api/v1/agent-profiles", profile).await;
@@ -165,7 +164,7 @@ async fn an_agent_mid_turn_ends_with_its_server_killed() {
     };
     let bg = written_line(&bg, A_WHILE).await.expect("a background pid");
     assert!(running(&agent) && running(&bg), "the premise: both run mid-turn");
-    // No shutdown: the server is gone, and its end of each lifeline with it.
+    // No shutdown: the server is gone, and its keepers see it.
     kandev.kill().await;
     assert!(ends_within(&agent, A_WHILE).await, "the agent outlived its server");
     assert!(ends_within(&bg, A_WHILE).await, "the escaped sleep outlived its server");
