@@ -72,6 +72,9 @@ pub const REFUSED_NOT: &str = "this kernel has no Landlock and confinement is re
 /// Said when the seccomp filter keeping agents from unix sockets could not
 /// be installed: they then open any, and confinement is only partial.
 pub const SOCKETS_OPEN: &str = "this kernel cannot keep the agent from unix sockets";
+/// Said when the seccomp filter keeping agents from the kernel's key store
+/// could not be installed: they then read their user's keys.
+pub const KEYS_OPEN: &str = "this kernel cannot keep the agent from its user's kernel keys";
 
 /// Whether a confined process starts: always on a best effort, only when
 /// everything is enforced where confinement is `required`.
@@ -93,7 +96,10 @@ pub fn posture(ran: bool, said: &str) -> &'static str {
         "failed"
     } else if said.contains(NOT_ENFORCED) {
         "none"
-    } else if said.contains(PARTIALLY_ENFORCED) || said.contains(SOCKETS_OPEN) {
+    } else if [PARTIALLY_ENFORCED, SOCKETS_OPEN, KEYS_OPEN]
+        .iter()
+        .any(|s| said.contains(s))
+    {
         "partial"
     } else {
         "full"
@@ -316,6 +322,10 @@ mod tests {
         assert_eq!(posture(true, PARTIALLY_ENFORCED), "partial");
         assert_eq!(
             posture(true, &format!("kandev confine: {SOCKETS_OPEN} (EINVAL)")),
+            "partial"
+        );
+        assert_eq!(
+            posture(true, &format!("kandev confine: {KEYS_OPEN} (EINVAL)")),
             "partial"
         );
         assert_eq!(posture(true, NOT_ENFORCED), "none");

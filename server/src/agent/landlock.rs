@@ -3,7 +3,8 @@
 //! confined, and end with it. It
 //! reads everything but the hidden paths, and writes only its worktree, any
 //! `--write` path (its checkout's `.git`), the temporary directory, `HOME`
-//! and the everyday devices; it holds no capability (root's included); it may
+//! and the everyday devices; it holds no capability (root's included) and
+//! reaches no kernel key; it may
 //! not signal processes outside its sandbox (the server, other agents), nor
 //! connect to their abstract unix sockets (a container runtime's shim, a
 //! desktop's X server or bus listen on those), nor — when the server names
@@ -13,7 +14,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use kandev_core::confine::{Enforced, Reach, SOCKETS_OPEN, Verdict, verdict};
+use kandev_core::confine::{Enforced, KEYS_OPEN, Reach, SOCKETS_OPEN, Verdict, verdict};
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,
     RulesetStatus, Scope,
@@ -247,6 +248,12 @@ pub fn confine_and_keep(
             return format!("{SOCKETS_OPEN} ({e}) and confinement is required: the agent does not start");
         }
         eprintln!("{CONFINE_SAYS} {SOCKETS_OPEN} ({e}): it may open any");
+    }
+    if let Err(e) = super::seccomp::deny_kernel_keys() {
+        if required {
+            return format!("{KEYS_OPEN} ({e}) and confinement is required: the agent does not start");
+        }
+        eprintln!("{CONFINE_SAYS} {KEYS_OPEN} ({e})");
     }
     let mut command = std::process::Command::new(program);
     command.args(args).current_dir(&worktree);

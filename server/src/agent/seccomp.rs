@@ -6,6 +6,11 @@
 //! refuses `socket(AF_UNIX, …)`; `socketpair`, which only joins a process
 //! to its own children, stays open. `io_uring` is refused too: it can make
 //! sockets without the `socket` call the filter sees.
+//!
+//! Nor can it reach the kernel's key store: every process of one user
+//! shares its user keyring (and a login's processes their session keyring),
+//! where Kerberos tickets and disk-encryption keys are kept, so an agent
+//! read its user's keys there, and could leave keys for another workspace's.
 
 use std::collections::BTreeMap;
 
@@ -52,6 +57,16 @@ pub fn deny_unix_sockets() -> Result<(), String> {
     ];
     install(
         numbers(&rings).into_iter().map(|n| (n, Vec::new())).collect(),
+        libc::ENOSYS,
+    )
+}
+
+/// Refuses this process, and all it starts, the kernel's key store, as on a
+/// kernel without one.
+pub fn deny_kernel_keys() -> Result<(), String> {
+    let keys = [libc::SYS_add_key, libc::SYS_keyctl, libc::SYS_request_key];
+    install(
+        numbers(&keys).into_iter().map(|n| (n, Vec::new())).collect(),
         libc::ENOSYS,
     )
 }
