@@ -8,14 +8,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::coord::{LEASE_TTL, Leases, Outbox, lease};
+use crate::coord::{Leases, Outbox, RENEW_INTERVAL, lease};
 use crate::merger::Merger;
 use crate::orchestrator::Orchestrator;
 use crate::periodic::Periodic;
 
 const TICK: Duration = Duration::from_secs(1);
 /// Ticks between renewals: well inside a lease's lifetime.
-const RENEW_EVERY: u64 = LEASE_TTL.as_secs() / 3;
+const RENEW_EVERY: u64 = RENEW_INTERVAL.as_secs();
 /// Ticks between recovery scans, and between prunes.
 const RECOVER_EVERY: u64 = 2;
 const PRUNE_EVERY: u64 = 600;

@@ -38,9 +38,12 @@ use crate::board::TaskListener;
 use crate::clock::Clock;
 use crate::error::{ServiceError, ServiceResult};
 use crate::live::LiveHub;
-use crate::orchestrator::{AgentRuntime, Orchestrator, RunStart, TurnOutcome};
+use crate::orchestrator::{AgentRuntime, HANDED_OVER, Orchestrator, RunStart, TurnOutcome};
 use crate::store::Store;
 use crate::store::agents::{SessionRecord, session_state};
+
+/// How often a turn checks that this replica still drives its run.
+const LEASE_CHECK: Duration = Duration::from_millis(500);
 
 /// How the runtime launches agents.
 #[derive(Debug, Clone)]
@@ -226,20 +229,34 @@ impl AcpRuntime {
             },
         );
         let me = self.clone();
+        let handed_over = self.watch_run_lease(&task.id, &cancel);
         self.tracker.spawn(async move {
             let outcome = me.run_turn(&session, &task, &profile, &prompt, is_reply, cancel).await;
+            let outcome = match handed_over {
+                Some((watch, lost)) => {
+                    watch.abort();
+                    if lost.load(Ordering::SeqCst) {
+                        tracing::warn!(task_id = %task.id, "{HANDED_OVER}: its agent was stopped");
+                        TurnOutcome::HandedOver
+                    } else {
+                        outcome
+                    }
+                }
+                None => outcome,
+            };
             me.turns
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .remove(&session.session.id);
             let (state, ended) = match &outcome {
                 TurnOutcome::Succeeded => (session_state::WAITING_FOR_INPUT, None),
-                TurnOutcome::Cancelled(_) => (session_state::CANCELLED, Some(me.clock.now())),
+                TurnOutcome::Cancelled(_) | TurnOutcome::HandedOver => (session_state::CANCELLED, Some(me.clock.now())),
                 TurnOutcome::Failed(_) => (session_state::FAILED, Some(me.clock.now())),
             };
             let reason = match &outcome {
                 TurnOutcome::Succeeded => "end_turn".to_string(),
                 TurnOutcome::Cancelled(m) | TurnOutcome::Failed(m) => m.clone(),
+                TurnOutcome::HandedOver => HANDED_OVER.to_string(),
             };
             if let Err(e) = me
                 .store
@@ -255,6 +272,32 @@ impl AcpRuntime {
                 o.finish_turn(&task.id, outcome).await;
             }
         });
+    }
+
+    /// While this replica drives `task_id`'s run (its first turn, or one it
+    /// resumed), the turn goes on only as long as it does: a run whose lease
+    /// another replica took (this one stalled, or could not renew it) is
+    /// that replica's to resume, and this agent is stopped, not left acting
+    /// beside the new one. The watch, and whether it stopped the turn.
+    fn watch_run_lease(
+        &self,
+        task_id: &str,
+        cancel: &CancellationToken,
+    ) -> Option<(tokio::task::JoinHandle<()>, Arc<AtomicBool>)> {
+        let orchestrator = self.orchestrator.read().unwrap_or_else(|p| p.into_inner()).upgrade()?;
+        if !orchestrator.drives_run(task_id) {
+            return None;
+        }
+        let lost = Arc::new(AtomicBool::new(false));
+        let (said, cancel, task_id) = (lost.clone(), cancel.clone(), task_id.to_string());
+        let watch = tokio::spawn(async move {
+            while orchestrator.drives_run(&task_id) {
+                tokio::time::sleep(LEASE_CHECK).await;
+            }
+            said.store(true, Ordering::SeqCst);
+            cancel.cancel();
+        });
+        Some((watch, lost))
     }
 
     async fn run_turn(

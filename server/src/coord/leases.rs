@@ -1,24 +1,31 @@
 //! This replica's leases: taken with one conditional write, renewed in the
 //! background while held, and lost when the replica stops renewing — so a
-//! dead replica's work moves to another within [`LEASE_TTL`].
+//! dead replica's work moves to another within [`LEASE_TTL`]. While the
+//! database cannot be asked, a lease stays held until its last renewal runs
+//! out: no other replica can take it before then.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
 
 use crate::clock::Clock;
 use crate::store::Store;
 use crate::store::leases::acquire_in;
 
-/// How long a lease lives without renewal (renewed every third of it).
+/// How long a lease lives without renewal.
 pub const LEASE_TTL: std::time::Duration = std::time::Duration::from_secs(9);
+
+/// How often held leases are renewed (`upkeep`): a third of their life.
+pub const RENEW_INTERVAL: std::time::Duration = std::time::Duration::from_secs(LEASE_TTL.as_secs() / 3);
 
 pub struct Leases {
     store: Store,
     clock: Arc<dyn Clock>,
     replica: String,
-    held: Mutex<HashSet<String>>,
+    /// Each lease held, and when the database last confirmed it (it expires
+    /// a TTL after that, unless renewed).
+    held: Mutex<HashMap<String, DateTime<Utc>>>,
 }
 
 fn ttl() -> Duration {
@@ -31,7 +38,7 @@ impl Leases {
             store,
             clock,
             replica,
-            held: Mutex::new(HashSet::new()),
+            held: Mutex::new(HashMap::new()),
         }
     }
 
@@ -39,20 +46,17 @@ impl Leases {
         &self.replica
     }
 
-    fn set(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+    fn set(&self) -> std::sync::MutexGuard<'_, HashMap<String, DateTime<Utc>>> {
         self.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Takes (or renews) `name`. `false` while another replica holds it, or
     /// when the database cannot say (fail safe: do not act).
     pub async fn try_hold(&self, name: &str) -> bool {
-        match self
-            .store
-            .acquire_lease(name, &self.replica, ttl(), self.clock.now())
-            .await
-        {
+        let asked = self.clock.now();
+        match self.store.acquire_lease(name, &self.replica, ttl(), asked).await {
             Ok(true) => {
-                self.set().insert(name.to_string());
+                self.set().insert(name.to_string(), asked);
                 true
             }
             Ok(false) => {
@@ -70,16 +74,39 @@ impl Leases {
     /// Takes `name` inside a transaction (a run's lease with its run row); it
     /// is renewed from then on once the transaction commits.
     pub async fn hold_in(&self, conn: &mut sqlx::AnyConnection, name: &str) -> crate::store::StoreResult<bool> {
-        let won = acquire_in(conn, name, &self.replica, ttl(), self.clock.now()).await?;
+        let asked = self.clock.now();
+        let won = acquire_in(conn, name, &self.replica, ttl(), asked).await?;
         if won {
-            self.set().insert(name.to_string());
+            self.set().insert(name.to_string(), asked);
         }
         Ok(won)
     }
 
-    /// Whether this replica still believes it holds `name`.
+    /// Whether this replica holds `name`: taken, and neither found taken
+    /// over nor run out unrenewed since (`renew` drops it then).
     pub fn holds(&self, name: &str) -> bool {
-        self.set().contains(name)
+        self.set().contains_key(name)
+    }
+
+    /// Whether this replica still holds `name`, asked of the database (and
+    /// renewed): `false` once another replica has it. When the database
+    /// cannot say, what the last confirmation vouches for.
+    pub async fn confirm(&self, name: &str) -> bool {
+        let asked = self.clock.now();
+        match self.store.acquire_lease(name, &self.replica, ttl(), asked).await {
+            Ok(true) => {
+                self.set().insert(name.to_string(), asked);
+                true
+            }
+            Ok(false) => {
+                self.set().remove(name);
+                false
+            }
+            Err(error) => {
+                tracing::warn!(lease = name, %error, "could not confirm a lease; going by its last renewal");
+                self.holds(name)
+            }
+        }
     }
 
     pub async fn release(&self, name: &str) {
@@ -91,31 +118,42 @@ impl Leases {
 
     /// Renews every lease held, in batches; a lease not renewed means another
     /// replica took it over (this one stalled past the expiry), and it is
-    /// dropped. When the database cannot say, every lease is dropped, as
-    /// [`Leases::try_hold`] does for one (fail safe: do not act).
+    /// dropped. When the database cannot say, each lease stays held while
+    /// its last renewal vouches for it past the next pass (no one can take
+    /// it before), and is renewed again then: one failed write must not hand
+    /// every running turn to another replica while it goes on here. One
+    /// that would run out before the next pass is dropped now, so what runs
+    /// under it stops before another replica can take it.
     pub async fn renew(&self) {
-        let names: Vec<String> = self.set().iter().cloned().collect();
+        let names: Vec<String> = self.set().keys().cloned().collect();
         if names.is_empty() {
             return;
         }
-        let kept: HashSet<String> = match self
-            .store
-            .renew_leases(&names, &self.replica, ttl(), self.clock.now())
-            .await
-        {
+        let asked = self.clock.now();
+        let kept: HashSet<String> = match self.store.renew_leases(&names, &self.replica, ttl(), asked).await {
             Ok(kept) => kept.into_iter().collect(),
             Err(error) => {
-                tracing::warn!(leases = names.len(), %error, "could not renew leases; not acting on them");
+                tracing::warn!(leases = names.len(), %error, "could not renew leases; each is held until it runs out");
                 let mut held = self.set();
-                for name in &names {
-                    held.remove(name);
-                }
+                let next = asked + Duration::from_std(RENEW_INTERVAL).unwrap_or(Duration::seconds(3));
+                held.retain(|name, at| {
+                    let alive = next < *at + ttl();
+                    if !alive {
+                        tracing::warn!(lease = %name, "a lease would run out unrenewed; dropping it");
+                    }
+                    alive
+                });
                 return;
             }
         };
         let mut held = self.set();
+        for name in &kept {
+            if let Some(at) = held.get_mut(name) {
+                *at = asked;
+            }
+        }
         for name in names.iter().filter(|n| !kept.contains(*n)) {
-            if held.remove(name) {
+            if held.remove(name).is_some() {
                 tracing::warn!(lease = %name, "lost a lease to another replica");
             }
         }

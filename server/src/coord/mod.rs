@@ -7,7 +7,7 @@
 mod leases;
 mod outbox;
 
-pub use leases::{LEASE_TTL, Leases};
+pub use leases::{LEASE_TTL, Leases, RENEW_INTERVAL};
 pub use outbox::Outbox;
 
 /// A fresh identity for this process: leases name it as their owner.

@@ -13,15 +13,40 @@ pub enum TurnOutcome {
     Succeeded,
     Cancelled(String),
     Failed(String),
+    /// Stopped because this replica no longer holds the run's lease (another
+    /// took it, or it ran out unrenewed): the run is not this turn's to end.
+    HandedOver,
 }
 
+/// Said of a turn stopped because its replica no longer holds its run.
+pub const HANDED_OVER: &str = "this replica no longer holds the run's lease";
+
 impl Orchestrator {
+    /// Whether this replica drives `task_id`'s run: its turn goes on only
+    /// while this holds (another replica resumes a run whose lease it takes).
+    pub fn drives_run(&self, task_id: &str) -> bool {
+        self.leases.holds(&crate::coord::lease::run(task_id))
+    }
+
     /// Called by the agent runtime when a turn of a task's session ends.
     pub async fn finish_turn(&self, task_id: &str, outcome: TurnOutcome) {
         let Ok(task) = self.store.get_task(task_id).await else {
             return;
         };
         if task.origin != Origin::AutomationRun {
+            return;
+        }
+        // A turn whose run moved to another replica (this one stalled, or
+        // could not renew) is not what the run ends with: the resumed one is.
+        // Its lease, if still this replica's, is let go, so the run is resumed.
+        let lease = crate::coord::lease::run(task_id);
+        if outcome == TurnOutcome::HandedOver {
+            self.leases.release(&lease).await;
+            tracing::warn!(task_id, "{HANDED_OVER}: its turn's outcome is not the run's");
+            return;
+        }
+        if !self.leases.confirm(&lease).await {
+            tracing::warn!(task_id, ?outcome, "{HANDED_OVER}: its turn's outcome is not the run's");
             return;
         }
         match outcome {
@@ -34,6 +59,7 @@ impl Orchestrator {
                 let m = if m.is_empty() { "agent failed".to_string() } else { m };
                 self.mark_run(task_id, RunStatus::Failed, &m).await
             }
+            TurnOutcome::HandedOver => {}
         }
     }
 

@@ -9,7 +9,7 @@ mod finalise;
 mod recover;
 
 pub use create::Inline;
-pub use finalise::TurnOutcome;
+pub use finalise::{HANDED_OVER, TurnOutcome};
 
 use std::sync::{Arc, RwLock};
 

@@ -35,6 +35,7 @@ mod github_lag;
 mod github_moves;
 mod github_support;
 mod github_sweep;
+mod lease_handover;
 mod live_replicas;
 mod logs;
 mod lone_writes;

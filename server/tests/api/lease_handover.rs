@@ -1,0 +1,142 @@
+//! A lease is this replica's only while no other can have taken it: a
+//! database error shorter than its TTL does not give it up, and a run whose
+//! lease another replica took is that replica's alone — this one's agent
+//! is stopped and its outcome is not the run's.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{TimeZone, Utc};
+use kandev_server::clock::ManualClock;
+use kandev_server::coord::Leases;
+use kandev_server::testkit::processes::{ends_within, running, written_line};
+
+use crate::access_agents::run_by_hand;
+use crate::support::{Db, TestApp, spawn_app};
+
+/// The database cannot be asked about leases until `back` (a transient
+/// error: a restart, a pool exhausted), as a missing table makes it.
+async fn leases_unreachable(app: &TestApp) {
+    app.exec("ALTER TABLE leases RENAME TO leases_away").await;
+}
+
+async fn back(app: &TestApp) {
+    app.exec("ALTER TABLE leases_away RENAME TO leases").await;
+}
+
+/// `Leases` of a replica "a" on `app`'s database, on a clock of their own.
+fn replica_a(app: &TestApp) -> (Leases, Arc<ManualClock>) {
+    let start = Utc.with_ymd_and_hms(2030, 1, 1, 0, 0, 0).single().expect("a time");
+    let clock = Arc::new(ManualClock::new(start));
+    let leases = Leases::new(app.services().store.clone(), clock.clone(), "replica-a".into());
+    (leases, clock)
+}
+
+async fn a_lease_outlives_a_database_error_shorter_than_its_ttl(db: Db) {
+    let app = spawn_app(db).await;
+    let (leases, clock) = replica_a(&app);
+    assert!(leases.try_hold("run:blip").await);
+    leases_unreachable(&app).await;
+    clock.advance(chrono::Duration::seconds(3));
+    leases.renew().await;
+    assert!(leases.holds("run:blip"), "one failed renewal gave the lease up");
+    back(&app).await;
+    clock.advance(chrono::Duration::seconds(3));
+    leases.renew().await;
+    assert!(leases.holds("run:blip"));
+    // Renewed from the second pass: it now runs out a TTL after that.
+    let other = Leases::new(app.services().store.clone(), clock.clone(), "replica-b".into());
+    clock.advance(chrono::Duration::seconds(8));
+    assert!(
+        !other.try_hold("run:blip").await,
+        "the lease was not renewed after the error"
+    );
+    app.stop().await;
+}
+crate::on_both_databases!(a_lease_outlives_a_database_error_shorter_than_its_ttl);
+
+async fn a_lease_the_database_cannot_renew_before_it_runs_out_is_dropped_first(db: Db) {
+    let app = spawn_app(db).await;
+    let (leases, clock) = replica_a(&app);
+    assert!(leases.try_hold("run:outage").await);
+    leases_unreachable(&app).await;
+    clock.advance(chrono::Duration::seconds(3));
+    leases.renew().await;
+    assert!(leases.holds("run:outage"));
+    // It would run out before the next pass: what runs under it stops
+    // now, before another replica can take it.
+    clock.advance(chrono::Duration::seconds(3));
+    leases.renew().await;
+    assert!(
+        !leases.holds("run:outage"),
+        "held up to the point another replica could take it"
+    );
+    back(&app).await;
+    app.stop().await;
+}
+crate::on_both_databases!(a_lease_the_database_cannot_renew_before_it_runs_out_is_dropped_first);
+
+#[tokio::test]
+async fn a_turn_whose_run_another_replica_took_is_stopped_and_does_not_end_the_run() {
+    let (logs, _guard) = crate::logs::capture();
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace_with_repo("W").await;
+    let out = tempfile::tempdir().expect("out");
+    let agent = out.path().join("agent");
+    let prompt = format!("e2e:spawn(\"echo $PPID > {}\")\ne2e:delay(60000)", agent.display());
+    let a = run_by_hand(&app, &ws, &prompt).await;
+    let pid = written_line(&agent, Duration::from_secs(30))
+        .await
+        .expect("the agent's pid");
+    assert!(running(&pid), "the premise: the agent is mid-turn");
+    let run = app.runs_of(&a).await.pop().expect("a run");
+    // Another replica resumed the run while this one stalled.
+    app.exec(&format!(
+        "UPDATE leases SET owner = 'replica-b' WHERE name = 'run:{}'",
+        run.task_id
+    ))
+    .await;
+    assert!(
+        ends_within(&pid, Duration::from_secs(15)).await,
+        "the agent went on beside the other replica's"
+    );
+    app.services().runtime.wait_idle().await;
+    let after = app.runs_of(&a).await.pop().expect("the run");
+    assert_eq!(after.status, run.status, "this replica's turn ended the other's run");
+    let moved = "this replica no longer holds the run's lease";
+    assert_eq!(logs.at("WARN", &[&format!("{moved}: its agent was stopped")]).len(), 1);
+    let not_the_run_s = format!("{moved}: its turn's outcome is not the run's");
+    assert_eq!(logs.at("WARN", &[&not_the_run_s]).len(), 1);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_whose_lease_the_database_could_not_renew_stops_before_its_run_is_resumed() {
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace_with_repo("W").await;
+    let out = tempfile::tempdir().expect("out");
+    let agents = out.path().join("agents");
+    let prompt = format!("e2e:spawn(\"echo $PPID >> {}\")\ne2e:delay(60000)", agents.display());
+    let a = run_by_hand(&app, &ws, &prompt).await;
+    let first = written_line(&agents, Duration::from_secs(30))
+        .await
+        .expect("the agent's pid");
+    leases_unreachable(&app).await;
+    // Two failed renewals in, its lease would run out before a third.
+    assert!(
+        ends_within(&first, Duration::from_secs(15)).await,
+        "the agent went on under a lease that ran out"
+    );
+    back(&app).await;
+    // Its lease runs out; the run is resumed once, by a new agent.
+    let pids = || std::fs::read_to_string(&agents).unwrap_or_default();
+    crate::support::eventually("a resumed agent", Duration::from_secs(40), || async {
+        pids().lines().count() >= 2
+    })
+    .await;
+    let second = pids().lines().nth(1).unwrap_or_default().to_string();
+    assert_ne!(second, first);
+    assert!(!running(&first), "two agents at once on one run");
+    assert_eq!(app.runs_of(&a).await.len(), 1, "one run, resumed");
+    app.stop().await;
+}
