@@ -62,18 +62,14 @@ pub fn keep(mut command: Command, server: Option<Pid>) -> String {
         Err(e) => return format!("could not start {}: {e}", command.get_program().to_string_lossy()),
     };
     if let Some(asked) = asked {
-        std::thread::spawn(move || {
+        beside("the server's word", move || {
             let mut signal = 0;
             // SAFETY: `asked` is an initialised set; `signal` outlives the call.
             unsafe { libc::sigwait(&asked, &mut signal) };
-            end(KILLED)
         });
     }
     if let Some(server) = server {
-        std::thread::spawn(move || {
-            outlive(server);
-            end(KILLED)
-        });
+        beside("the server's end", move || outlive(server));
     }
     loop {
         match wait(WaitOptions::empty()) {
@@ -83,6 +79,19 @@ pub fn keep(mut command: Command, server: Option<Pid>) -> String {
             // Another thread reaped the agent: it is ending everything.
             Err(_) => end(KILLED),
         }
+    }
+}
+
+/// Waits for `what` on a thread of its own, then ends everything. A thread
+/// that cannot be had (an agent already exhausting the process table) is
+/// said, not fatal: the keeper must not die and leave the agent unkept.
+fn beside(what: &str, wait: impl FnOnce() + Send + 'static) {
+    let waiting = std::thread::Builder::new().spawn(move || {
+        wait();
+        end(KILLED)
+    });
+    if let Err(e) = waiting {
+        eprintln!("{CONFINE_SAYS} cannot wait for {what} ({e}): the agent ends when it exits or its group is killed");
     }
 }
 
