@@ -53,22 +53,23 @@ impl Leases {
     /// Takes (or renews) `name`. `false` while another replica holds it, or
     /// when the database cannot say (fail safe: do not act).
     pub async fn try_hold(&self, name: &str) -> bool {
+        self.ask(name).await.unwrap_or_else(|error| {
+            tracing::warn!(lease = name, %error, "could not take a lease; not acting on it");
+            self.set().remove(name);
+            false
+        })
+    }
+
+    /// Asks the database for `name` (taken, or renewed) and keeps its answer.
+    async fn ask(&self, name: &str) -> crate::store::StoreResult<bool> {
         let asked = self.clock.now();
-        match self.store.acquire_lease(name, &self.replica, ttl(), asked).await {
-            Ok(true) => {
-                self.set().insert(name.to_string(), asked);
-                true
-            }
-            Ok(false) => {
-                self.set().remove(name);
-                false
-            }
-            Err(error) => {
-                tracing::warn!(lease = name, %error, "could not take a lease; not acting on it");
-                self.set().remove(name);
-                false
-            }
+        let won = self.store.acquire_lease(name, &self.replica, ttl(), asked).await?;
+        if won {
+            self.set().insert(name.to_string(), asked);
+        } else {
+            self.set().remove(name);
         }
+        Ok(won)
     }
 
     /// Takes `name` inside a transaction (a run's lease with its run row); it
@@ -92,21 +93,10 @@ impl Leases {
     /// renewed): `false` once another replica has it. When the database
     /// cannot say, what the last confirmation vouches for.
     pub async fn confirm(&self, name: &str) -> bool {
-        let asked = self.clock.now();
-        match self.store.acquire_lease(name, &self.replica, ttl(), asked).await {
-            Ok(true) => {
-                self.set().insert(name.to_string(), asked);
-                true
-            }
-            Ok(false) => {
-                self.set().remove(name);
-                false
-            }
-            Err(error) => {
-                tracing::warn!(lease = name, %error, "could not confirm a lease; going by its last renewal");
-                self.holds(name)
-            }
-        }
+        self.ask(name).await.unwrap_or_else(|error| {
+            tracing::warn!(lease = name, %error, "could not confirm a lease; going by its last renewal");
+            self.holds(name)
+        })
     }
 
     pub async fn release(&self, name: &str) {

@@ -5,7 +5,8 @@
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
 use std::ffi::CString;
-use std::process::Command;
+
+use crate::access_sockets::python;
 
 /// The user keyring (`KEY_SPEC_USER_KEYRING`).
 const USER_KEYRING: libc::c_long = -4;
@@ -58,19 +59,7 @@ else:
     print("read", buf.raw[:n].decode())
 "#
     );
-    let worktree = tempfile::tempdir().expect("a worktree");
-    let mut cmd = if confined {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_kandev"));
-        c.arg("confine").arg("--worktree").arg(worktree.path());
-        c.args(["--", "python3"]);
-        c
-    } else {
-        Command::new("python3")
-    };
-    let out = cmd.args(["-c", &probe]).output().expect("python3");
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    python(&probe, confined).trim().to_string()
 }
 
 #[test]

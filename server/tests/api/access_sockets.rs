@@ -56,26 +56,29 @@ a, b = socket.socketpair(); a.send(b"x"); print("socketpair", b.recv(1).decode()
 libc = ctypes.CDLL(None, use_errno=True)
 print("io_uring_setup", libc.syscall(425, 1, None), ctypes.get_errno())
 "#;
-    let run = |confined: bool| {
-        let worktree = tempfile::tempdir().expect("a worktree");
-        let mut cmd = if confined {
-            let mut c = Command::new(env!("CARGO_BIN_EXE_kandev"));
-            c.arg("confine").arg("--worktree").arg(worktree.path());
-            c.args(["--", "python3"]);
-            c
-        } else {
-            Command::new("python3")
-        };
-        let out = cmd.args(["-c", probe]).output().expect("python3");
-        assert!(out.status.success(), "{out:?}");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    let free = run(false);
+    let free = python(probe, false);
     assert!(
         !free.contains("io_uring_setup -1 38"),
         "the premise: this kernel has io_uring ({free})"
     );
-    assert_eq!(run(true), "socketpair x\nio_uring_setup -1 38\n");
+    assert_eq!(python(probe, true), "socketpair x\nio_uring_setup -1 38\n");
+}
+
+/// What `python3 -c probe` printed, run as it is or through `kandev confine`
+/// (in a worktree of its own); it must succeed.
+pub(crate) fn python(probe: &str, confined: bool) -> String {
+    let worktree = tempfile::tempdir().expect("a worktree");
+    let mut cmd = if confined {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kandev"));
+        c.arg("confine").arg("--worktree").arg(worktree.path());
+        c.args(["--", "python3"]);
+        c
+    } else {
+        Command::new("python3")
+    };
+    let out = cmd.args(["-c", probe]).output().expect("python3");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Abstract unix sockets have no file to hide: Landlock's scope keeps a

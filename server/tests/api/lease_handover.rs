@@ -24,22 +24,23 @@ async fn back(app: &TestApp) {
     app.exec("ALTER TABLE leases_away RENAME TO leases").await;
 }
 
-/// `Leases` of a replica "a" on `app`'s database, on a clock of their own.
-fn replica_a(app: &TestApp) -> (Leases, Arc<ManualClock>) {
+/// `Leases` of a replica "a" on `app`'s database, on a clock of their own,
+/// holding `name` through one renewal pass the database could not answer.
+async fn held_through_a_failed_renewal(app: &TestApp, name: &str) -> (Leases, Arc<ManualClock>) {
     let start = Utc.with_ymd_and_hms(2030, 1, 1, 0, 0, 0).single().expect("a time");
     let clock = Arc::new(ManualClock::new(start));
     let leases = Leases::new(app.services().store.clone(), clock.clone(), "replica-a".into());
+    assert!(leases.try_hold(name).await);
+    leases_unreachable(app).await;
+    clock.advance(chrono::Duration::seconds(3));
+    leases.renew().await;
+    assert!(leases.holds(name), "one failed renewal gave the lease up");
     (leases, clock)
 }
 
 async fn a_lease_outlives_a_database_error_shorter_than_its_ttl(db: Db) {
     let app = spawn_app(db).await;
-    let (leases, clock) = replica_a(&app);
-    assert!(leases.try_hold("run:blip").await);
-    leases_unreachable(&app).await;
-    clock.advance(chrono::Duration::seconds(3));
-    leases.renew().await;
-    assert!(leases.holds("run:blip"), "one failed renewal gave the lease up");
+    let (leases, clock) = held_through_a_failed_renewal(&app, "run:blip").await;
     back(&app).await;
     clock.advance(chrono::Duration::seconds(3));
     leases.renew().await;
@@ -57,12 +58,7 @@ crate::on_both_databases!(a_lease_outlives_a_database_error_shorter_than_its_ttl
 
 async fn a_lease_the_database_cannot_renew_before_it_runs_out_is_dropped_first(db: Db) {
     let app = spawn_app(db).await;
-    let (leases, clock) = replica_a(&app);
-    assert!(leases.try_hold("run:outage").await);
-    leases_unreachable(&app).await;
-    clock.advance(chrono::Duration::seconds(3));
-    leases.renew().await;
-    assert!(leases.holds("run:outage"));
+    let (leases, clock) = held_through_a_failed_renewal(&app, "run:outage").await;
     // It would run out before the next pass: what runs under it stops
     // now, before another replica can take it.
     clock.advance(chrono::Duration::seconds(3));
@@ -76,18 +72,25 @@ async fn a_lease_the_database_cannot_renew_before_it_runs_out_is_dropped_first(d
 }
 crate::on_both_databases!(a_lease_the_database_cannot_renew_before_it_runs_out_is_dropped_first);
 
+/// A run by hand whose agent appends its pid to `agents` and then works a
+/// minute: the automation, and the first agent's pid once it is mid-turn.
+async fn slow_run(app: &TestApp, agents: &std::path::Path) -> (String, String) {
+    let ws = app.workspace_with_repo("W").await;
+    let prompt = format!("e2e:spawn(\"echo $PPID >> {}\")\ne2e:delay(60000)", agents.display());
+    let a = run_by_hand(app, &ws, &prompt).await;
+    let pid = written_line(agents, Duration::from_secs(30))
+        .await
+        .expect("the agent's pid");
+    (a, pid)
+}
+
 #[tokio::test]
 async fn a_turn_whose_run_another_replica_took_is_stopped_and_does_not_end_the_run() {
     let (logs, _guard) = crate::logs::capture();
     let app = spawn_app(Db::Sqlite).await;
-    let ws = app.workspace_with_repo("W").await;
     let out = tempfile::tempdir().expect("out");
-    let agent = out.path().join("agent");
-    let prompt = format!("e2e:spawn(\"echo $PPID > {}\")\ne2e:delay(60000)", agent.display());
-    let a = run_by_hand(&app, &ws, &prompt).await;
-    let pid = written_line(&agent, Duration::from_secs(30))
-        .await
-        .expect("the agent's pid");
+    let agents = out.path().join("agents");
+    let (a, pid) = slow_run(&app, &agents).await;
     assert!(running(&pid), "the premise: the agent is mid-turn");
     let run = app.runs_of(&a).await.pop().expect("a run");
     // Another replica resumed the run while this one stalled.
@@ -113,14 +116,9 @@ async fn a_turn_whose_run_another_replica_took_is_stopped_and_does_not_end_the_r
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_whose_lease_the_database_could_not_renew_stops_before_its_run_is_resumed() {
     let app = spawn_app(Db::Sqlite).await;
-    let ws = app.workspace_with_repo("W").await;
     let out = tempfile::tempdir().expect("out");
     let agents = out.path().join("agents");
-    let prompt = format!("e2e:spawn(\"echo $PPID >> {}\")\ne2e:delay(60000)", agents.display());
-    let a = run_by_hand(&app, &ws, &prompt).await;
-    let first = written_line(&agents, Duration::from_secs(30))
-        .await
-        .expect("the agent's pid");
+    let (a, first) = slow_run(&app, &agents).await;
     leases_unreachable(&app).await;
     // Two failed renewals in, its lease would run out before a third.
     assert!(
