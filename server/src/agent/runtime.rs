@@ -36,6 +36,7 @@ use super::workdir;
 use crate::access::credentials::hash_secret;
 use crate::board::TaskListener;
 use crate::clock::Clock;
+use crate::coord::lease;
 use crate::error::{ServiceError, ServiceResult};
 use crate::live::LiveHub;
 use crate::orchestrator::{AgentRuntime, HANDED_OVER, Orchestrator, RunStart, TurnOutcome};
@@ -187,8 +188,13 @@ impl AcpRuntime {
         }
         let task = self.store.get_task(&s.session.task_id).await?;
         let profile = self.profile(&s.profile_id).await?;
-        // Two replies at once (here or on another replica): one turn, not two.
-        if !self.store.claim_waiting_session(session_id).await? {
+        // Two replies at once (here or on another replica): one turn, not
+        // two; claimed with its lease, so a replica stopping mid-turn is seen.
+        let claimed = match self.orchestrator() {
+            Some(o) => o.claim_reply(session_id).await?,
+            None => self.store.claim_waiting_session(session_id).await?,
+        };
+        if !claimed {
             return Err(ServiceError::Conflict(
                 "the session is already answering a reply".into(),
             ));
@@ -229,7 +235,13 @@ impl AcpRuntime {
             },
         );
         let me = self.clone();
-        let handed_over = self.watch_run_lease(&task.id, &cancel);
+        // A run's first turn goes on while this replica drives the run; a
+        // reply's while it holds the session's turn.
+        let lease = match is_reply {
+            true => lease::session(&session.session.id),
+            false => lease::run(&task.id),
+        };
+        let handed_over = self.watch_lease(lease, &cancel);
         self.tracker.spawn(async move {
             let outcome = me.run_turn(&session, &task, &profile, &prompt, is_reply, cancel).await;
             let outcome = match handed_over {
@@ -267,37 +279,40 @@ impl AcpRuntime {
             }
             me.live
                 .notify(&task.workspace_id, LIVE_SESSION_UPDATED, &session.session.id);
-            let orchestrator = me.orchestrator.read().unwrap_or_else(|p| p.into_inner()).upgrade();
-            if let Some(o) = orchestrator {
+            if let Some(o) = me.orchestrator() {
+                o.turn_over(&session.session.id).await;
                 o.finish_turn(&task.id, outcome).await;
             }
         });
     }
 
-    /// While this replica drives `task_id`'s run (its first turn, or one it
-    /// resumed), the turn goes on only as long as it does: a run whose lease
-    /// another replica took (this one stalled, or could not renew it) is
-    /// that replica's to resume, and this agent is stopped, not left acting
-    /// beside the new one. The watch, and whether it stopped the turn.
-    fn watch_run_lease(
+    /// The turn goes on only while this replica holds `lease`: a run whose
+    /// lease another replica took (this one stalled, or could not renew it)
+    /// is that replica's to resume, and this agent is stopped, not left
+    /// acting beside the new one. The watch, and whether it stopped the turn.
+    fn watch_lease(
         &self,
-        task_id: &str,
+        lease: String,
         cancel: &CancellationToken,
     ) -> Option<(tokio::task::JoinHandle<()>, Arc<AtomicBool>)> {
-        let orchestrator = self.orchestrator.read().unwrap_or_else(|p| p.into_inner()).upgrade()?;
-        if !orchestrator.drives_run(task_id) {
+        let orchestrator = self.orchestrator()?;
+        if !orchestrator.holds(&lease) {
             return None;
         }
         let lost = Arc::new(AtomicBool::new(false));
-        let (said, cancel, task_id) = (lost.clone(), cancel.clone(), task_id.to_string());
+        let (said, cancel) = (lost.clone(), cancel.clone());
         let watch = tokio::spawn(async move {
-            while orchestrator.drives_run(&task_id) {
+            while orchestrator.holds(&lease) {
                 tokio::time::sleep(LEASE_CHECK).await;
             }
             said.store(true, Ordering::SeqCst);
             cancel.cancel();
         });
         Some((watch, lost))
+    }
+
+    fn orchestrator(&self) -> Option<Arc<Orchestrator>> {
+        self.orchestrator.read().unwrap_or_else(|p| p.into_inner()).upgrade()
     }
 
     async fn run_turn(
@@ -529,6 +544,9 @@ impl AgentRuntime for Arc<AcpRuntime> {
             .await
             .map_err(|e| e.to_string())?;
         let id = session.session.id.clone();
+        if let Some(o) = self.orchestrator() {
+            o.hold_turn(&id).await;
+        }
         self.spawn_turn(session, req.task, profile, req.prompt, false);
         Ok(id)
     }

@@ -32,4 +32,9 @@ pub mod lease {
     pub fn run(task_id: &str) -> String {
         format!("run:{task_id}")
     }
+
+    /// The lease of one session's turn in progress (a run's, or a reply's).
+    pub fn session(session_id: &str) -> String {
+        format!("session:{session_id}")
+    }
 }

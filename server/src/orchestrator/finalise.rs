@@ -22,12 +22,6 @@ pub enum TurnOutcome {
 pub const HANDED_OVER: &str = "this replica no longer holds the run's lease";
 
 impl Orchestrator {
-    /// Whether this replica drives `task_id`'s run: its turn goes on only
-    /// while this holds (another replica resumes a run whose lease it takes).
-    pub fn drives_run(&self, task_id: &str) -> bool {
-        self.leases.holds(&crate::coord::lease::run(task_id))
-    }
-
     /// Called by the agent runtime when a turn of a task's session ends.
     pub async fn finish_turn(&self, task_id: &str, outcome: TurnOutcome) {
         let Ok(task) = self.store.get_task(task_id).await else {

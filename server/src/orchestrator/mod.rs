@@ -7,9 +7,11 @@
 mod create;
 mod finalise;
 mod recover;
+mod sessions;
 
 pub use create::Inline;
 pub use finalise::{HANDED_OVER, TurnOutcome};
+pub use sessions::TURN_LOST;
 
 use std::sync::{Arc, RwLock};
 

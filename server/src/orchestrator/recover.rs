@@ -15,7 +15,8 @@ use crate::store::Orphan;
 pub const LOST_TWICE: &str = "the agent's session was lost with its replica twice; the run is not resumed again";
 
 impl Orchestrator {
-    /// One pass: takes over every orphaned run it can lease.
+    /// One pass: takes over every orphaned run it can lease, then reopens
+    /// the sessions stopped replicas left mid-reply.
     pub async fn recover_orphans(&self) -> usize {
         let orphans = match self.store.orphaned_runs(self.clock.now()).await {
             Ok(o) => o,
@@ -33,7 +34,7 @@ impl Orchestrator {
             taken += 1;
             self.recover(o).await;
         }
-        taken
+        taken + self.reopen_orphaned_sessions().await
     }
 
     async fn recover(&self, o: Orphan) {

@@ -222,13 +222,7 @@ impl Store {
     /// Takes a session waiting for input for a reply's turn: true for exactly
     /// one of several replies racing (on any replica), false for the rest.
     pub async fn claim_waiting_session(&self, id: &str) -> StoreResult<bool> {
-        let done = sqlx::query("UPDATE agent_sessions SET state = $2 WHERE id = $1 AND state = $3")
-            .bind(id)
-            .bind(session_state::STARTING)
-            .bind(session_state::WAITING_FOR_INPUT)
-            .execute(&mut *self.writer().await?)
-            .await?;
-        Ok(done.rows_affected() == 1)
+        claim_waiting_session_on(&mut *self.writer().await?, id).await
     }
 
     /// Records the ACP session a turn ran in, for the next reply to load.
@@ -304,4 +298,16 @@ impl Store {
             .await?;
         Ok(())
     }
+}
+
+/// `Store::claim_waiting_session` on `conn` (a transaction that also takes
+/// the turn's lease).
+pub async fn claim_waiting_session_on(conn: &mut sqlx::AnyConnection, id: &str) -> StoreResult<bool> {
+    let done = sqlx::query("UPDATE agent_sessions SET state = $2 WHERE id = $1 AND state = $3")
+        .bind(id)
+        .bind(session_state::STARTING)
+        .bind(session_state::WAITING_FOR_INPUT)
+        .execute(conn)
+        .await?;
+    Ok(done.rows_affected() == 1)
 }

@@ -61,6 +61,36 @@ impl Store {
         row.map(|r| r.text("id")).transpose()
     }
 
+    /// Sessions left starting or running by a replica that stopped: no live
+    /// lease of their own (`session:{id}`, held through each turn), and not
+    /// the turn of a run still open (run recovery ends and resumes those).
+    pub async fn orphaned_sessions(&self, now: DateTime<Utc>) -> StoreResult<Vec<String>> {
+        sqlx::query(
+            "SELECT s.id FROM agent_sessions s \
+             LEFT JOIN leases l ON l.name = 'session:' || s.id \
+             WHERE s.state IN ('STARTING', 'RUNNING') AND (l.name IS NULL OR l.expires_at <= $1) \
+             AND NOT EXISTS (SELECT 1 FROM automation_runs r WHERE r.task_id = s.task_id AND r.status = 'task_created') \
+             ORDER BY s.id LIMIT 100",
+        )
+        .bind(time_to_text(now))
+        .fetch_all(&mut *self.read().await?)
+        .await?
+        .iter()
+        .map(|r| r.text("id"))
+        .collect()
+    }
+
+    /// A session whose turn died with its replica waits for input again,
+    /// saying why: the conversation goes on with the next reply.
+    pub async fn reopen_session(&self, id: &str, reason: &str) -> StoreResult<()> {
+        self.write_text(
+            "UPDATE agent_sessions SET state = 'WAITING_FOR_INPUT', stop_reason = $2 \
+             WHERE id = $1 AND state IN ('STARTING', 'RUNNING')",
+            vec![id.to_string(), reason.to_string()],
+        )
+        .await
+    }
+
     /// Ends the sessions of a task still marked starting or running: their
     /// process died with its replica.
     pub async fn end_orphaned_sessions(&self, task_id: &str, reason: &str, now: DateTime<Utc>) -> StoreResult<()> {

@@ -136,3 +136,70 @@ async fn two_replies_at_once_start_one_turn_and_the_other_is_refused() {
     assert_eq!(replies.len(), 2, "one prompt and one reply: {replies:?}");
     app.stop().await;
 }
+
+/// The session's state and why its last turn ended.
+async fn session_state(app: &TestApp, task_id: &str) -> (String, String) {
+    let s = app.get(&format!("/api/v1/tasks/{task_id}/sessions")).await.body[0].clone();
+    let text = |k: &str| s[k].as_str().unwrap_or_default().to_string();
+    (text("state"), text("stop_reason"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_a_stopped_replica_left_mid_reply_waits_for_input_again() {
+    let app = spawn_app(Db::Sqlite).await;
+    let (task_id, sid) = finished_run(&app, None).await;
+    // As a replica that died answering a reply leaves it: running, and no
+    // turn anywhere holds it.
+    app.exec(&format!(
+        "UPDATE agent_sessions SET state = 'RUNNING' WHERE id = '{sid}'"
+    ))
+    .await;
+    eventually("the session to be reopened", Duration::from_secs(20), || async {
+        session_state(&app, &task_id).await.0 == "WAITING_FOR_INPUT"
+    })
+    .await;
+    let (_, why) = session_state(&app, &task_id).await;
+    assert_eq!(why, kandev_server::orchestrator::TURN_LOST);
+    let text = "e2e:message(\"again\")";
+    let r = app
+        .post(&format!("/api/v1/sessions/{sid}/prompt"), json!({"text": text}))
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::ACCEPTED, "{}", r.body);
+    eventually("the reply to be answered", Duration::from_secs(20), || async {
+        messages(&app, &sid).await.iter().any(|m| m["content"] == "again")
+    })
+    .await;
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_in_progress_holds_its_session_and_recovery_leaves_it_alone() {
+    let app = spawn_app(Db::Sqlite).await;
+    let (task_id, sid) = finished_run(&app, None).await;
+    let r = app
+        .post(
+            &format!("/api/v1/sessions/{sid}/prompt"),
+            json!({"text": "e2e:delay(6000)"}),
+        )
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::ACCEPTED, "{}", r.body);
+    let lease = format!("session:{sid}");
+    let held = sqlx::query("SELECT COUNT(*) AS n FROM leases WHERE name = $1")
+        .bind(&lease)
+        .fetch_one(app.services().store.pool())
+        .await
+        .expect("leases");
+    assert_eq!(
+        sqlx::Row::try_get::<i64, _>(&held, "n").expect("n"),
+        1,
+        "no lease on the reply's turn"
+    );
+    // Recovery passes every two seconds: two go by mid-turn.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(session_state(&app, &task_id).await.0, "RUNNING");
+    eventually("the reply's turn to end", Duration::from_secs(20), || async {
+        session_state(&app, &task_id).await == ("WAITING_FOR_INPUT".into(), "end_turn".into())
+    })
+    .await;
+    app.stop().await;
+}

@@ -1,0 +1,72 @@
+//! Each agent turn holds its session's lease (`session:{id}`) from its
+//! claim to its end, so a turn whose replica stopped — a reply's above all,
+//! which no run recovery sees — is known and its session opened again,
+//! instead of reading as busy, refusing every reply, for ever.
+
+use crate::coord::lease;
+use crate::store::StoreResult;
+use crate::store::agents::claim_waiting_session_on;
+
+use super::Orchestrator;
+
+/// Why a session waits for input again after its replica stopped mid-turn.
+pub const TURN_LOST: &str = "its replica stopped during the turn; reply to go on";
+
+impl Orchestrator {
+    /// Claims a waiting session for a reply's turn and its lease, in one
+    /// transaction: true for exactly one of several replies racing.
+    pub async fn claim_reply(&self, session_id: &str) -> StoreResult<bool> {
+        let mut tx = self.store.write_tx().await?;
+        if !claim_waiting_session_on(&mut tx, session_id).await? {
+            return Ok(false);
+        }
+        self.leases.hold_in(&mut tx, &lease::session(session_id)).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Takes a run's first turn's session lease (the run's own lease keeps
+    /// it from recovery until then).
+    pub async fn hold_turn(&self, session_id: &str) -> bool {
+        self.leases.try_hold(&lease::session(session_id)).await
+    }
+
+    /// The turn is over and its session's state written: its lease goes.
+    pub async fn turn_over(&self, session_id: &str) {
+        self.leases.release(&lease::session(session_id)).await;
+    }
+
+    /// Whether this replica holds `lease` (a turn goes on only while it does).
+    pub fn holds(&self, lease: &str) -> bool {
+        self.leases.holds(lease)
+    }
+
+    /// One pass: every session a stopped replica left mid-turn that this
+    /// replica can lease waits for input again.
+    pub async fn reopen_orphaned_sessions(&self) -> usize {
+        let orphans = match self.store.orphaned_sessions(self.clock.now()).await {
+            Ok(o) => o,
+            Err(error) => {
+                tracing::error!(%error, "could not list orphaned sessions");
+                return 0;
+            }
+        };
+        let mut reopened = 0;
+        for id in orphans {
+            let name = lease::session(&id);
+            // Another replica may be at it at the same moment: one wins.
+            if !self.leases.try_hold(&name).await {
+                continue;
+            }
+            match self.store.reopen_session(&id, TURN_LOST).await {
+                Ok(()) => {
+                    tracing::warn!(session_id = %id, "a turn's replica stopped during it; its session waits for input again");
+                    reopened += 1;
+                }
+                Err(error) => tracing::error!(session_id = %id, %error, "could not reopen a session"),
+            }
+            self.leases.release(&name).await;
+        }
+        reopened
+    }
+}
