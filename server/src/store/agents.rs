@@ -176,18 +176,6 @@ impl Store {
         rows.iter().map(|r| session(r).map(|s| s.session)).collect()
     }
 
-    /// Sessions not in a final state (for restart recovery and shutdown).
-    pub async fn list_live_sessions(&self) -> StoreResult<Vec<SessionRecord>> {
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {SESSION_COLUMNS} FROM agent_sessions WHERE state IN ('STARTING', 'RUNNING') ORDER BY started_at"
-        )))
-        .fetch_all(&mut *self.read().await?)
-        .await?
-        .iter()
-        .map(session)
-        .collect()
-    }
-
     pub async fn set_session_state(
         &self,
         id: &str,
