@@ -260,20 +260,16 @@ impl AcpRuntime {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .remove(&session.session.id);
-            let (state, ended) = match &outcome {
-                TurnOutcome::Succeeded => (session_state::WAITING_FOR_INPUT, None),
-                TurnOutcome::Cancelled(_) | TurnOutcome::HandedOver => (session_state::CANCELLED, Some(me.clock.now())),
-                TurnOutcome::Failed(_) => (session_state::FAILED, Some(me.clock.now())),
+            let ended = match &outcome {
+                TurnOutcome::Succeeded => Some((session_state::WAITING_FOR_INPUT, "end_turn", None)),
+                TurnOutcome::Cancelled(m) => Some((session_state::CANCELLED, m.as_str(), Some(me.clock.now()))),
+                TurnOutcome::Failed(m) => Some((session_state::FAILED, m.as_str(), Some(me.clock.now()))),
+                // Whoever holds the lease now says how the session ends (run
+                // recovery closes it, session recovery reopens it): not this turn.
+                TurnOutcome::HandedOver => None,
             };
-            let reason = match &outcome {
-                TurnOutcome::Succeeded => "end_turn".to_string(),
-                TurnOutcome::Cancelled(m) | TurnOutcome::Failed(m) => m.clone(),
-                TurnOutcome::HandedOver => HANDED_OVER.to_string(),
-            };
-            if let Err(e) = me
-                .store
-                .set_session_state(&session.session.id, state, &reason, ended)
-                .await
+            if let Some((state, reason, at)) = ended
+                && let Err(e) = me.store.set_session_state(&session.session.id, state, reason, at).await
             {
                 tracing::error!(session_id = %session.session.id, error = %e, "could not record the session's end");
             }

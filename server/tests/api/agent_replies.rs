@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use kandev_server::testkit::processes::{ends_within, written_line};
+
 use crate::support::{Db, TestApp, eventually, spawn_app};
 
 async fn messages(app: &TestApp, sid: &str) -> Vec<Value> {
@@ -199,6 +201,39 @@ async fn a_reply_in_progress_holds_its_session_and_recovery_leaves_it_alone() {
     assert_eq!(session_state(&app, &task_id).await.0, "RUNNING");
     eventually("the reply's turn to end", Duration::from_secs(20), || async {
         session_state(&app, &task_id).await == ("WAITING_FOR_INPUT".into(), "end_turn".into())
+    })
+    .await;
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_whose_session_another_replica_took_is_stopped_and_the_conversation_stays_open() {
+    let app = spawn_app(Db::Sqlite).await;
+    let (task_id, sid) = finished_run(&app, None).await;
+    let out = tempfile::tempdir().expect("out");
+    let agent = out.path().join("agent");
+    let text = format!("e2e:spawn(\"echo $PPID > {}\")\ne2e:delay(60000)", agent.display());
+    let r = app
+        .post(&format!("/api/v1/sessions/{sid}/prompt"), json!({"text": text}))
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::ACCEPTED, "{}", r.body);
+    let pid = written_line(&agent, Duration::from_secs(30))
+        .await
+        .expect("the agent's pid");
+    // Another replica took the turn's lease while this one stalled.
+    app.exec(&format!(
+        "UPDATE leases SET owner = 'replica-b' WHERE name = 'session:{sid}'"
+    ))
+    .await;
+    assert!(ends_within(&pid, Duration::from_secs(15)).await, "the reply went on");
+    // Not closed by the turn that lost it: once that lease runs out, the
+    // session waits for input again.
+    eventually("the session to be reopened", Duration::from_secs(30), || async {
+        session_state(&app, &task_id).await
+            == (
+                "WAITING_FOR_INPUT".into(),
+                kandev_server::orchestrator::TURN_LOST.into(),
+            )
     })
     .await;
     app.stop().await;
