@@ -18,6 +18,14 @@ async fn waiting(app: &TestApp, task_id: &str) -> bool {
     app.get(&format!("/api/v1/tasks/{task_id}/sessions")).await.body[0]["state"] == "WAITING_FOR_INPUT"
 }
 
+/// Sends `text` as a reply to session `sid`, which takes it.
+async fn reply(app: &TestApp, sid: &str, text: &str) {
+    let r = app
+        .post(&format!("/api/v1/sessions/{sid}/prompt"), json!({"text": text}))
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::ACCEPTED, "{}", r.body);
+}
+
 /// Runs a one-turn automation on `profile` by hand and returns its run
 /// task and session once the turn has succeeded.
 async fn finished_run(app: &TestApp, profile: Option<&str>) -> (String, String) {
@@ -46,10 +54,7 @@ async fn two_replies(app: &TestApp, profile: Option<&str>) -> Vec<Value> {
             waiting(app, &task_id)
         })
         .await;
-        let r = app
-            .post(&format!("/api/v1/sessions/{sid}/prompt"), json!({"text": text}))
-            .await;
-        assert_eq!(r.status, reqwest::StatusCode::ACCEPTED, "{}", r.body);
+        reply(app, &sid, text).await;
         // The turn must have started before the next wait means "ended".
         eventually("the reply to be recorded", Duration::from_secs(20), || async {
             messages(app, &sid).await.iter().any(|m| m["content"] == text)
@@ -162,11 +167,7 @@ async fn a_session_a_stopped_replica_left_mid_reply_waits_for_input_again() {
     .await;
     let (_, why) = session_state(&app, &task_id).await;
     assert_eq!(why, kandev_server::orchestrator::TURN_LOST);
-    let text = "e2e:message(\"again\")";
-    let r = app
-        .post(&format!("/api/v1/sessions/{sid}/prompt"), json!({"text": text}))
-        .await;
-    assert_eq!(r.status, reqwest::StatusCode::ACCEPTED, "{}", r.body);
+    reply(&app, &sid, "e2e:message(\"again\")").await;
     eventually("the reply to be answered", Duration::from_secs(20), || async {
         messages(&app, &sid).await.iter().any(|m| m["content"] == "again")
     })
@@ -178,13 +179,7 @@ async fn a_session_a_stopped_replica_left_mid_reply_waits_for_input_again() {
 async fn a_reply_in_progress_holds_its_session_and_recovery_leaves_it_alone() {
     let app = spawn_app(Db::Sqlite).await;
     let (task_id, sid) = finished_run(&app, None).await;
-    let r = app
-        .post(
-            &format!("/api/v1/sessions/{sid}/prompt"),
-            json!({"text": "e2e:delay(6000)"}),
-        )
-        .await;
-    assert_eq!(r.status, reqwest::StatusCode::ACCEPTED, "{}", r.body);
+    reply(&app, &sid, "e2e:delay(6000)").await;
     let lease = format!("session:{sid}");
     let held = sqlx::query("SELECT COUNT(*) AS n FROM leases WHERE name = $1")
         .bind(&lease)
@@ -213,10 +208,7 @@ async fn a_reply_whose_session_another_replica_took_is_stopped_and_the_conversat
     let out = tempfile::tempdir().expect("out");
     let agent = out.path().join("agent");
     let text = format!("e2e:spawn(\"echo $PPID > {}\")\ne2e:delay(60000)", agent.display());
-    let r = app
-        .post(&format!("/api/v1/sessions/{sid}/prompt"), json!({"text": text}))
-        .await;
-    assert_eq!(r.status, reqwest::StatusCode::ACCEPTED, "{}", r.body);
+    reply(&app, &sid, &text).await;
     let pid = written_line(&agent, Duration::from_secs(30))
         .await
         .expect("the agent's pid");
