@@ -290,10 +290,9 @@ pub async fn for_settings(
         .allowing_unix_sockets(settings.agents_unix_sockets == AgentsUnixSockets::Allow)
         .with_homes(per_workspace.then(|| settings.data_dir.join("agent-homes")))
         .sharing(shares);
-    let mut probe = confinement
+    let probe = confinement
         .confined(&std::env::temp_dir(), &[], "true", &[] as &[&str])
-        .command;
-    let probe = probe
+        .command
         .env_clear()
         .envs(inherited_env())
         .stdin(std::process::Stdio::null())

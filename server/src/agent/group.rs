@@ -73,7 +73,7 @@ impl ProcessGroup {
     /// reaping an unconfined leader, or soon after: once the leader is
     /// reaped and the group empty, its id is free for another process.
     pub fn kill(&mut self) {
-        match &mut self.keeper {
+        match &self.keeper {
             Some(keeper) => keeper.ask(),
             None => {
                 if let Some(id) = self.id.take() {
@@ -106,12 +106,11 @@ impl Drop for ProcessGroup {
     }
 }
 
-/// A keeper (`kandev confine`), asked once to end what it keeps.
+/// A keeper (`kandev confine`), asked through a pidfd to end what it keeps.
 #[derive(Debug)]
 struct Keeper {
     #[cfg(target_os = "linux")]
     pidfd: Option<std::os::fd::OwnedFd>,
-    asked: bool,
 }
 
 impl Keeper {
@@ -120,21 +119,18 @@ impl Keeper {
         #[cfg(target_os = "linux")]
         let pidfd = _child
             .id()
-            .and_then(|id| rustix::process::Pid::from_raw(i32::try_from(id).ok()?))
+            .and_then(pid)
             .and_then(|pid| rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok());
         Self {
             #[cfg(target_os = "linux")]
             pidfd,
-            asked: false,
         }
     }
 
-    /// SIGTERM, once. A keeper already gone (reaped, even) is not there to
-    /// hear it, and no other process can be in its place.
-    fn ask(&mut self) {
-        if std::mem::replace(&mut self.asked, true) {
-            return;
-        }
+    /// SIGTERM. A keeper already gone (reaped, even) is not there to hear
+    /// it, and no other process can be in its place; one asked again (on
+    /// drop after `end`) is already ending.
+    fn ask(&self) {
         #[cfg(target_os = "linux")]
         if let Some(fd) = &self.pidfd {
             let _ = rustix::process::pidfd_send_signal(fd, rustix::process::Signal::TERM);
@@ -142,10 +138,16 @@ impl Keeper {
     }
 }
 
+/// A child's id as a process id.
+#[cfg(target_os = "linux")]
+fn pid(id: u32) -> Option<rustix::process::Pid> {
+    i32::try_from(id).ok().and_then(rustix::process::Pid::from_raw)
+}
+
 #[cfg(target_os = "linux")]
 fn kill_group(id: u32) {
-    use rustix::process::{Pid, Signal, kill_process_group};
-    let Some(pid) = i32::try_from(id).ok().and_then(Pid::from_raw) else {
+    use rustix::process::{Signal, kill_process_group};
+    let Some(pid) = pid(id) else {
         return;
     };
     // ESRCH (nothing left in the group) is the common, good case.

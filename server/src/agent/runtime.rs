@@ -237,9 +237,10 @@ impl AcpRuntime {
         let me = self.clone();
         // A run's first turn goes on while this replica drives the run; a
         // reply's while it holds the session's turn.
-        let lease = match is_reply {
-            true => lease::session(&session.session.id),
-            false => lease::run(&task.id),
+        let lease = if is_reply {
+            lease::session(&session.session.id)
+        } else {
+            lease::run(&task.id)
         };
         let handed_over = self.watch_lease(lease, &cancel);
         self.tracker.spawn(async move {

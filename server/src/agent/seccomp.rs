@@ -55,18 +55,19 @@ pub fn deny_unix_sockets() -> Result<(), String> {
         libc::SYS_io_uring_enter,
         libc::SYS_io_uring_register,
     ];
-    install(
-        numbers(&rings).into_iter().map(|n| (n, Vec::new())).collect(),
-        libc::ENOSYS,
-    )
+    refuse_all(&rings)
 }
 
 /// Refuses this process, and all it starts, the kernel's key store, as on a
 /// kernel without one.
 pub fn deny_kernel_keys() -> Result<(), String> {
-    let keys = [libc::SYS_add_key, libc::SYS_keyctl, libc::SYS_request_key];
+    refuse_all(&[libc::SYS_add_key, libc::SYS_keyctl, libc::SYS_request_key])
+}
+
+/// Every one of `calls` answers ENOSYS, whatever its arguments.
+fn refuse_all(calls: &[i64]) -> Result<(), String> {
     install(
-        numbers(&keys).into_iter().map(|n| (n, Vec::new())).collect(),
+        numbers(calls).into_iter().map(|n| (n, Vec::new())).collect(),
         libc::ENOSYS,
     )
 }
