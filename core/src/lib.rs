@@ -21,6 +21,7 @@ pub mod firing;
 pub mod gate;
 pub mod github_path;
 pub mod interpolate;
+pub mod lease;
 mod lenient;
 pub mod merged;
 pub mod merger;

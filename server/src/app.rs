@@ -392,6 +392,7 @@ impl Application {
         stop_automation(&self.components).await;
         self.services.orchestrator.stop().await;
         self.services.runtime.shutdown().await;
+        self.components.upkeep.stop_renewing().await;
         // A clean stop hands its work over at once.
         self.services.leases.release_all().await;
         self.services.store.close().await;

@@ -1,8 +1,10 @@
-//! The coordination upkeep every replica runs, once a second: renew this
-//! replica's leases, relay what the outbox still holds, take over runs and
-//! merge jobs whose replica stopped, and prune what was delivered long ago.
-//! The relay and the recovery scans are singletons (leased); taking over one
-//! run or one job is decided by that run's or job's own lease.
+//! The coordination upkeep every replica runs, once a second: relay what the
+//! outbox still holds, take over runs and merge jobs whose replica stopped,
+//! and prune what was delivered long ago. The relay and the recovery scans
+//! are singletons (leased); taking over one run or one job is decided by
+//! that run's or job's own lease. This replica's leases are renewed on a
+//! loop of their own, so a slow recovery pass never delays a renewal (work
+//! under a lease stops once its last renewal is too old: `core::lease`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,8 +16,6 @@ use crate::orchestrator::Orchestrator;
 use crate::periodic::Periodic;
 
 const TICK: Duration = Duration::from_secs(1);
-/// Ticks between renewals: well inside a lease's lifetime.
-const RENEW_EVERY: u64 = RENEW_INTERVAL.as_secs();
 /// Ticks between recovery scans, and between prunes.
 const RECOVER_EVERY: u64 = 2;
 const PRUNE_EVERY: u64 = 600;
@@ -26,6 +26,7 @@ pub struct Upkeep {
     orchestrator: Arc<Orchestrator>,
     merger: Arc<Merger>,
     running: Periodic,
+    renewing: Periodic,
 }
 
 impl Upkeep {
@@ -36,10 +37,18 @@ impl Upkeep {
             orchestrator,
             merger,
             running: Periodic::default(),
+            renewing: Periodic::default(),
         }
     }
 
     pub async fn start(&self) {
+        let leases = self.leases.clone();
+        self.renewing
+            .start(RENEW_INTERVAL, move || {
+                let leases = leases.clone();
+                async move { leases.renew().await }
+            })
+            .await;
         let (leases, outbox, orchestrator, merger) = (
             self.leases.clone(),
             self.outbox.clone(),
@@ -60,9 +69,6 @@ impl Upkeep {
                     let n = ticks.fetch_add(1, Ordering::Relaxed);
                     // Every replica marks its own publications; the relay is one replica's.
                     outbox.flush_marks().await;
-                    if n % RENEW_EVERY == 0 {
-                        leases.renew().await;
-                    }
                     if leases.try_hold(lease::OUTBOX).await {
                         outbox.relay().await;
                         if n % PRUNE_EVERY == 0 {
@@ -79,8 +85,14 @@ impl Upkeep {
             .await;
     }
 
+    /// Stops relaying and recovering; leases are still renewed until
+    /// `stop_renewing`, so turns ending in the shutdown keep theirs.
     pub async fn stop(&self) {
         self.running.stop().await;
         self.outbox.flush_marks().await;
+    }
+
+    pub async fn stop_renewing(&self) {
+        self.renewing.stop().await;
     }
 }

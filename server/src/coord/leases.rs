@@ -2,22 +2,21 @@
 //! background while held, and lost when the replica stops renewing — so a
 //! dead replica's work moves to another within [`LEASE_TTL`]. While the
 //! database cannot be asked, a lease stays held until its last renewal runs
-//! out: no other replica can take it before then.
+//! out: no other replica can take it before then. It is held only while
+//! its last confirmation vouches for the work under it (`core::lease`):
+//! a renewal that hangs lets it go as surely as one that fails.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Duration, Utc};
+use kandev_core::lease as rule;
 
 use crate::clock::Clock;
 use crate::store::Store;
 use crate::store::leases::acquire_in;
 
-/// How long a lease lives without renewal.
-pub const LEASE_TTL: std::time::Duration = std::time::Duration::from_secs(9);
-
-/// How often held leases are renewed (`upkeep`): a third of their life.
-pub const RENEW_INTERVAL: std::time::Duration = std::time::Duration::from_secs(LEASE_TTL.as_secs() / 3);
+pub use kandev_core::lease::{RENEW_INTERVAL, TTL as LEASE_TTL};
 
 pub struct Leases {
     store: Store,
@@ -83,10 +82,18 @@ impl Leases {
         Ok(won)
     }
 
-    /// Whether this replica holds `name`: taken, and neither found taken
-    /// over nor run out unrenewed since (`renew` drops it then).
+    /// Whether this replica holds `name`: taken, neither found taken over
+    /// nor dropped by `renew` since, and confirmed recently enough that the
+    /// work under it may go on (a renewal that never came back counts).
     pub fn holds(&self, name: &str) -> bool {
-        self.set().contains_key(name)
+        self.left(name).is_some()
+    }
+
+    /// How long the work under `name` may go on from now, as its last
+    /// confirmation vouches: `None` when not held, or no longer vouched for.
+    pub fn left(&self, name: &str) -> Option<std::time::Duration> {
+        let confirmed = *self.set().get(name)?;
+        rule::left(confirmed, self.clock.now())
     }
 
     /// Whether this replica still holds `name`, asked of the database (and
@@ -125,9 +132,8 @@ impl Leases {
             Err(error) => {
                 tracing::warn!(leases = names.len(), %error, "could not renew leases; each is held until it runs out");
                 let mut held = self.set();
-                let next = asked + Duration::from_std(RENEW_INTERVAL).unwrap_or(Duration::seconds(3));
                 held.retain(|name, at| {
-                    let alive = next < *at + ttl();
+                    let alive = rule::outlives_next_pass(*at, asked);
                     if !alive {
                         tracing::warn!(lease = %name, "a lease would run out unrenewed; dropping it");
                     }

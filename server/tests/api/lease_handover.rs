@@ -1,18 +1,21 @@
 //! A lease is this replica's only while no other can have taken it: a
-//! database error shorter than its TTL does not give it up, and a run whose
-//! lease another replica took is that replica's alone — this one's agent
-//! is stopped and its outcome is not the run's.
+//! database error shorter than its TTL does not give it up, a renewal that
+//! never comes back does, and a run whose lease another replica took is
+//! that replica's alone — this one's agent is stopped and its outcome is
+//! not the run's.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{TimeZone, Utc};
 use kandev_server::clock::ManualClock;
-use kandev_server::coord::Leases;
+use kandev_server::config::AgentsConfinement;
+use kandev_server::coord::{LEASE_TTL, Leases};
 use kandev_server::testkit::processes::{ends_within, running, written_line};
+use sqlx::Connection;
 
 use crate::access_agents::run_by_hand;
-use crate::support::{Db, TestApp, spawn_app};
+use crate::support::{Db, Spawn, TestApp, spawn_app};
 
 /// The database cannot be asked about leases until `back` (a transient
 /// error: a restart, a pool exhausted), as a missing table makes it.
@@ -72,6 +75,22 @@ async fn a_lease_the_database_cannot_renew_before_it_runs_out_is_dropped_first(d
 }
 crate::on_both_databases!(a_lease_the_database_cannot_renew_before_it_runs_out_is_dropped_first);
 
+async fn a_lease_whose_renewal_never_came_back_is_not_held_once_it_no_longer_vouches(db: Db) {
+    let app = spawn_app(db).await;
+    let start = Utc.with_ymd_and_hms(2030, 1, 1, 0, 0, 0).single().expect("a time");
+    let clock = Arc::new(ManualClock::new(start));
+    let leases = Leases::new(app.services().store.clone(), clock.clone(), "replica-a".into());
+    assert!(leases.try_hold("run:hung").await);
+    // No renewal pass returns (one hangs on the database): only time passes.
+    clock.advance(chrono::Duration::milliseconds(6_999));
+    assert!(leases.holds("run:hung"));
+    clock.advance(chrono::Duration::milliseconds(1));
+    assert!(!leases.holds("run:hung"), "held on the word of a renewal 7 s old");
+    assert_eq!(leases.left("run:hung"), None);
+    app.stop().await;
+}
+crate::on_both_databases!(a_lease_whose_renewal_never_came_back_is_not_held_once_it_no_longer_vouches);
+
 /// A run by hand whose agent appends its pid to `agents` and then works a
 /// minute: the automation, and the first agent's pid once it is mid-turn.
 async fn slow_run(app: &TestApp, agents: &std::path::Path) -> (String, String) {
@@ -120,7 +139,8 @@ async fn a_turn_whose_lease_the_database_could_not_renew_stops_before_its_run_is
     let agents = out.path().join("agents");
     let (a, first) = slow_run(&app, &agents).await;
     leases_unreachable(&app).await;
-    // Two failed renewals in, its lease would run out before a third.
+    // After some seconds of failed renewals, its lease would run out
+    // before the next one.
     assert!(
         ends_within(&first, Duration::from_secs(15)).await,
         "the agent went on under a lease that ran out"
@@ -134,6 +154,42 @@ async fn a_turn_whose_lease_the_database_could_not_renew_stops_before_its_run_is
     .await;
     let second = pids().lines().nth(1).unwrap_or_default().to_string();
     assert_ne!(second, first);
+    assert!(!running(&first), "two agents at once on one run");
+    assert_eq!(app.runs_of(&a).await.len(), 1, "one run, resumed");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_whose_lease_renewal_hangs_stops_before_its_lease_could_run_out() {
+    // Unconfined: no keeper's deadline, only this replica's own check.
+    let app = Spawn::new(Db::Postgres)
+        .settings(|s| s.agents_confinement = AgentsConfinement::Off)
+        .start()
+        .await;
+    let out = tempfile::tempdir().expect("out");
+    let agents = out.path().join("agents");
+    let (a, first) = slow_run(&app, &agents).await;
+    // Another session holds the leases table: this replica's next renewal
+    // waits on it and does not come back (as over a connection that hangs).
+    let mut holder = sqlx::PgConnection::connect(&app.database_url)
+        .await
+        .expect("a connection");
+    sqlx::query("BEGIN").execute(&mut holder).await.expect("begin");
+    sqlx::query("LOCK TABLE leases IN ACCESS EXCLUSIVE MODE")
+        .execute(&mut holder)
+        .await
+        .expect("lock");
+    // Last renewed before the lock, its lease runs out within a TTL of it.
+    assert!(
+        ends_within(&first, LEASE_TTL).await,
+        "the agent went on under a lease whose renewal never came back"
+    );
+    sqlx::query("ROLLBACK").execute(&mut holder).await.expect("rollback");
+    let pids = || std::fs::read_to_string(&agents).unwrap_or_default();
+    crate::support::eventually("a resumed agent", Duration::from_secs(40), || async {
+        pids().lines().count() >= 2
+    })
+    .await;
     assert!(!running(&first), "two agents at once on one run");
     assert_eq!(app.runs_of(&a).await.len(), 1, "one run, resumed");
     app.stop().await;
