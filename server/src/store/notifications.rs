@@ -223,52 +223,54 @@ impl Store {
         Ok(n)
     }
 
-    /// The newest deliveries of a workspace, each with its attempts.
+    /// The newest deliveries of a workspace, each with its attempts: one
+    /// statement, so one snapshot — a delivery is never read from before an
+    /// attempt that is read from after it (pending, with its 200 logged).
     pub async fn notification_deliveries(
         &self,
         workspace_id: &str,
         limit: i64,
     ) -> StoreResult<Vec<NotificationDelivery>> {
         let rows = sqlx::query(
-            "SELECT id, target_id, event, task_id, status, next_attempt_at, created_at FROM notification_deliveries \
-             WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2",
+            "SELECT d.id, d.target_id, d.event, d.task_id, d.status, d.next_attempt_at, d.created_at, \
+                    a.attempt, a.at, a.status_code, a.error \
+             FROM (SELECT id, target_id, event, task_id, status, next_attempt_at, created_at \
+                   FROM notification_deliveries WHERE workspace_id = $1 \
+                   ORDER BY created_at DESC, id DESC LIMIT $2) d \
+             LEFT JOIN notification_attempts a ON a.delivery_id = d.id \
+             ORDER BY d.created_at DESC, d.id DESC, a.attempt",
         )
         .bind(workspace_id)
         .bind(limit)
         .fetch_all(&mut *self.read().await?)
         .await?;
-        let mut out = Vec::with_capacity(rows.len());
+        let mut out: Vec<NotificationDelivery> = Vec::new();
         for r in &rows {
             let id = r.text("id")?;
-            let status = r.text("status")?;
-            let attempts = sqlx::query(
-                "SELECT attempt, at, status_code, error FROM notification_attempts WHERE delivery_id = $1 ORDER BY attempt",
-            )
-            .bind(&id)
-            .fetch_all(&mut *self.read().await?)
-            .await?
-            .iter()
-            .map(|a| {
-                Ok(DeliveryAttempt {
-                    attempt: a.int("attempt")?,
-                    at: a.time("at")?,
-                    status_code: a.opt_int("status_code")?,
-                    error: a.text("error")?,
-                })
-            })
-            .collect::<StoreResult<Vec<_>>>()?;
-            out.push(NotificationDelivery {
-                next_attempt_at: (status == DELIVERY_PENDING)
-                    .then(|| r.time("next_attempt_at"))
-                    .transpose()?,
-                id,
-                target_id: r.text("target_id")?,
-                event: r.text("event")?,
-                task_id: r.text("task_id")?,
-                status,
-                created_at: r.time("created_at")?,
-                attempts,
-            });
+            if out.last().is_none_or(|d| d.id != id) {
+                let status = r.text("status")?;
+                out.push(NotificationDelivery {
+                    next_attempt_at: (status == DELIVERY_PENDING)
+                        .then(|| r.time("next_attempt_at"))
+                        .transpose()?,
+                    id,
+                    target_id: r.text("target_id")?,
+                    event: r.text("event")?,
+                    task_id: r.text("task_id")?,
+                    status,
+                    created_at: r.time("created_at")?,
+                    attempts: Vec::new(),
+                });
+            }
+            // A delivery not yet attempted joins no attempt.
+            if let (Some(attempt), Some(delivery)) = (r.opt_int("attempt")?, out.last_mut()) {
+                delivery.attempts.push(DeliveryAttempt {
+                    attempt,
+                    at: r.time("at")?,
+                    status_code: r.opt_int("status_code")?,
+                    error: r.text("error")?,
+                });
+            }
         }
         Ok(out)
     }

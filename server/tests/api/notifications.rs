@@ -92,13 +92,12 @@ async fn deliveries(app: &TestApp, ws: &str) -> Value {
         .body
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn notification_deliveries_are_signed_retried_and_logged() {
+async fn notification_deliveries_are_signed_retried_and_logged(db: Db) {
     let gh = simulator().await;
     let (n, sha) = gh.open("Notify me");
     gh.green_build(&sha);
     let clock = Arc::new(ManualClock::new(at("2026-03-08T12:00:00Z")));
-    let app = fast(&gh, Db::Sqlite).clock(clock.clone()).start().await;
+    let app = fast(&gh, db).clock(clock.clone()).start().await;
     let ws = app.workspace_with_repo("W").await;
     // The first delivery is refused once: it is retried, not lost.
     let (hook, url) = Receiver::start(&[500]).await;
@@ -171,8 +170,20 @@ async fn notification_deliveries_are_signed_retried_and_logged() {
         "Slack bodies are not signed"
     );
 
-    // The log: every delivery with every attempt.
-    let log = deliveries(&app, &ws).await;
+    // The log: every delivery with every attempt, once the retry's is
+    // written (the receiver answers before it is).
+    let retried = || async {
+        let log = deliveries(&app, &ws).await;
+        let done = log.as_array().into_iter().flatten().all(|d| d["status"] == "delivered");
+        done.then_some(log)
+    };
+    eventually(
+        "the log to say the retry delivered",
+        Duration::from_secs(10),
+        || async { retried().await.is_some() },
+    )
+    .await;
+    let log = retried().await.expect("the log");
     let triggered = log
         .as_array()
         .unwrap()
@@ -192,6 +203,8 @@ async fn notification_deliveries_are_signed_retried_and_logged() {
     assert_eq!(log.as_array().unwrap().len(), 3, "{log}");
     app.stop().await;
 }
+
+crate::on_both_databases!(notification_deliveries_are_signed_retried_and_logged);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_test_send_reaches_the_target_and_bad_targets_are_refused() {
