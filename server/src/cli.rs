@@ -61,6 +61,11 @@ pub enum Command {
         /// ends, the agent and all it started are ended.
         #[arg(long)]
         server: Option<i32>,
+        /// When the turn's lease stops vouching for it, on the monotonic
+        /// clock (milliseconds): the agent ends then unless the server
+        /// sends a later deadline.
+        #[arg(long)]
+        until: Option<u64>,
         /// The agent's command and its arguments.
         #[arg(last = true, required = true)]
         command: Vec<std::ffi::OsString>,
@@ -224,6 +229,7 @@ pub fn confine_if_asked(cli: Cli) -> Cli {
         allow_unix_sockets,
         share,
         server,
+        until,
         command,
     } = cli.command
     else {
@@ -241,7 +247,7 @@ pub fn confine_if_asked(cli: Cli) -> Cli {
                 unix_sockets: allow_unix_sockets,
                 shares: share,
             };
-            confine(require, &sandbox, server, program, args)
+            confine(require, &sandbox, server, until, program, args)
         }
     };
     eprintln!("{} {why}", crate::agent::confine::CONFINE_SAYS);
@@ -255,11 +261,12 @@ fn confine(
     required: bool,
     sandbox: &crate::agent::confine::Sandbox,
     server: Option<i32>,
+    until: Option<u64>,
     program: &std::ffi::OsString,
     args: &[std::ffi::OsString],
 ) -> String {
     let server = server.and_then(rustix::process::Pid::from_raw);
-    crate::agent::landlock::confine_and_keep(required, sandbox, server, program, args)
+    crate::agent::landlock::confine_and_keep(required, sandbox, server, until, program, args)
 }
 
 /// Without Landlock there is nothing to confine with: the runtime does not
@@ -269,6 +276,7 @@ fn confine(
     _required: bool,
     _sandbox: &crate::agent::confine::Sandbox,
     _server: Option<i32>,
+    _until: Option<u64>,
     _program: &std::ffi::OsString,
     _args: &[std::ffi::OsString],
 ) -> String {

@@ -93,6 +93,9 @@ pub struct Confinement {
     /// Entries of the server user's home each workspace's home links to
     /// (`KANDEV_AGENTS_HOME_SHARE`), relative to it.
     pub shares: Vec<PathBuf>,
+    /// When the turn's lease stops vouching for it (`fence`): its keeper
+    /// ends the agent then, unless told a later deadline.
+    pub until: Option<u64>,
 }
 
 impl Confinement {
@@ -115,7 +118,14 @@ impl Confinement {
             home: None,
             unix_sockets: false,
             shares: Vec::new(),
+            until: None,
         }
+    }
+
+    /// This confinement ending the agent at `until` (`fence::deadline_in`)
+    /// unless the server says a later deadline; `None`: no deadline.
+    pub fn until(&self, until: Option<u64>) -> Self {
+        Self { until, ..self.clone() }
     }
 
     /// This confinement linking `shares` (entries of the server user's
@@ -193,6 +203,9 @@ impl Confinement {
         cmd.arg("confine").arg("--worktree").arg(worktree);
         // Its keeper ends the agent when this process does.
         cmd.arg("--server").arg(std::process::id().to_string());
+        if let Some(until) = self.until {
+            cmd.arg("--until").arg(until.to_string());
+        }
         if self.required {
             cmd.arg("--require");
         }

@@ -83,6 +83,29 @@ impl ProcessGroup {
         }
     }
 
+    /// Fences a kept child by its turn's lease: its keeper, started with
+    /// `until` (`deadline_in`), is told every `every` how long `left` says
+    /// the lease vouches for, and ends the agent when that runs out. `None`
+    /// for an unconfined child (nothing but the server can end it).
+    pub fn fence(
+        &self,
+        until: Option<u64>,
+        every: Duration,
+        left: impl Fn() -> Option<Duration> + Send + 'static,
+    ) -> Option<TurnFence> {
+        #[cfg(target_os = "linux")]
+        {
+            let pidfd = self.keeper.as_ref()?.pidfd.as_ref()?.try_clone().ok()?;
+            let voucher = super::fence::Voucher::new(pidfd, self.id?, until?);
+            Some(TurnFence(super::fence::Fence::keep(voucher, every, left)))
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (until, every, left);
+            None
+        }
+    }
+
     /// Ends `child` and all it started, and reaps it: its exit status.
     pub async fn end(mut self, child: &mut tokio::process::Child) -> Option<std::process::ExitStatus> {
         self.kill();
@@ -103,6 +126,35 @@ impl ProcessGroup {
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// The deadline `left` from now, as a keeper holds its agent to it; `None`
+/// where keepers cannot be told one (not Linux).
+pub fn deadline_in(left: Duration) -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    return Some(super::fence::deadline_in(left));
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = left;
+        None
+    }
+}
+
+/// A turn's lease fence (`fence`), kept up until dropped.
+pub struct TurnFence(#[cfg(target_os = "linux")] super::fence::Fence);
+
+impl TurnFence {
+    /// Whether the keeper, which exited with `status`, ended the agent
+    /// because the lease was not vouched for in time.
+    pub fn ended_it(&self, status: Option<std::process::ExitStatus>) -> bool {
+        #[cfg(target_os = "linux")]
+        return self.0.ended_it(status);
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = status;
+            false
+        }
     }
 }
 

@@ -4,7 +4,8 @@
 //! leaves it. The keeper is the agent's child subreaper, so whatever the
 //! agent orphans becomes the keeper's child, and it ends them all, child by
 //! child, when the agent exits, when the server asks (SIGTERM: the turn
-//! ended), or when the server dies (it watches the server through a pidfd).
+//! ended), when the server dies (it watches the server through a pidfd), or
+//! when the turn's lease is no longer vouched for in time (`fence`).
 //! The agent runs one Landlock layer below its keeper, so it can neither
 //! signal nor trace it (kernels with Landlock's scopes, ABI 6).
 
@@ -23,22 +24,24 @@ use rustix::process::{
 };
 
 use super::confine::CONFINE_SAYS;
+use super::fence;
 
 /// The status a shell gives a command that SIGKILL ended.
-const KILLED: i32 = 128 + 9;
+pub const KILLED: i32 = 128 + 9;
 
 /// The signals that ask a keeper to end its agent (the server sends SIGTERM).
 const ASKED: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
 
 /// Starts `command` (the agent) and keeps it until it exits, the keeper is
-/// asked to end it, or `server` (the keeper's parent) ends; then ends all
-/// it left and exits, with the agent's status where it exited. Returns
-/// only if the agent could not start: why.
-pub fn keep(mut command: Command, server: Option<Pid>) -> String {
+/// asked to end it, `server` (the keeper's parent) ends, or the deadline
+/// (`until`, and each later one the server sends) passes; then ends all it
+/// left and exits, with the agent's status where it exited. Returns only
+/// if the agent could not start: why.
+pub fn keep(mut command: Command, server: Option<Pid>, until: Option<u64>) -> String {
     // Blocked before any other thread exists, so all share the mask and
-    // only `sigwait` below takes these; the agent starts with none blocked
+    // only `fence::hear` takes these; the agent starts with none blocked
     // (the standard library clears the mask in a child).
-    let asked = block(&ASKED);
+    let asked = block(&[&ASKED[..], &[fence::word()]].concat());
     if let Err(e) = set_child_subreaper(Some(getpid())) {
         eprintln!(
             "{CONFINE_SAYS} could not keep what the agent starts ({e}): a process that leaves its group outlives it"
@@ -62,14 +65,13 @@ pub fn keep(mut command: Command, server: Option<Pid>) -> String {
         Err(e) => return format!("could not start {}: {e}", command.get_program().to_string_lossy()),
     };
     if let Some(asked) = asked {
-        beside("the server's word", move || {
-            let mut signal = 0;
-            // SAFETY: `asked` is an initialised set; `signal` outlives the call.
-            unsafe { libc::sigwait(&asked, &mut signal) };
-        });
+        beside("the server's word", move || fence::hear(asked, until));
     }
     if let Some(server) = server {
-        beside("the server's end", move || outlive(server));
+        beside("the server's end", move || {
+            outlive(server);
+            KILLED
+        });
     }
     loop {
         match wait(WaitOptions::empty()) {
@@ -82,14 +84,12 @@ pub fn keep(mut command: Command, server: Option<Pid>) -> String {
     }
 }
 
-/// Waits for `what` on a thread of its own, then ends everything. A thread
-/// that cannot be had (an agent already exhausting the process table) is
-/// said, not fatal: the keeper must not die and leave the agent unkept.
-fn beside(what: &str, wait: impl FnOnce() + Send + 'static) {
-    let waiting = std::thread::Builder::new().spawn(move || {
-        wait();
-        end(KILLED)
-    });
+/// Waits for `what` on a thread of its own, then ends everything, exiting
+/// with the status the wait returns. A thread that cannot be had (an agent
+/// already exhausting the process table) is said, not fatal: the keeper
+/// must not die and leave the agent unkept.
+fn beside(what: &str, wait: impl FnOnce() -> i32 + Send + 'static) {
+    let waiting = std::thread::Builder::new().spawn(move || end(wait()));
     if let Err(e) = waiting {
         eprintln!("{CONFINE_SAYS} cannot wait for {what} ({e}): the agent ends when it exits or its group is killed");
     }

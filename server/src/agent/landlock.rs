@@ -194,12 +194,14 @@ fn restrict(worktree: &Path, hidden: &[PathBuf], sandbox: &Sandbox, shares: &[Sh
 
 /// Confines this process to `worktree`, then runs `program` and keeps it
 /// (unless confinement is `required` and the kernel enforces less), until
-/// it exits, the server asks, or `server` ends; exits then. Returns only if
+/// it exits, the server asks, `server` ends, or the deadline (`until`, or
+/// a later one the server sends) passes; exits then. Returns only if
 /// it did not start `program`: the error says why.
 pub fn confine_and_keep(
     required: bool,
     sandbox: &Sandbox,
     server: Option<rustix::process::Pid>,
+    until: Option<u64>,
     program: &OsString,
     args: &[OsString],
 ) -> String {
@@ -260,5 +262,5 @@ pub fn confine_and_keep(
     if let Some((home, tmp)) = &sandbox.home {
         command.env("HOME", home).env("TMPDIR", tmp);
     }
-    super::keeper::keep(command, server)
+    super::keeper::keep(command, server, until)
 }

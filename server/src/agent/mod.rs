@@ -3,6 +3,8 @@
 #[cfg(target_os = "linux")]
 mod capabilities;
 pub mod confine;
+#[cfg(target_os = "linux")]
+pub mod fence;
 pub mod group;
 #[cfg(target_os = "linux")]
 pub mod keeper;

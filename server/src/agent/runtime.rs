@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::confine::{CONFINE_SAYS, Confinement, inherited_env, start};
-use super::group::{Launch, ProcessGroup};
+use super::group::{Launch, ProcessGroup, deadline_in};
 use super::profiles;
 use super::transcript::TranscriptWriter;
 use super::workdir;
@@ -79,6 +79,16 @@ fn new_token() -> Result<String, String> {
 }
 
 /// The prompt the agent sees: Kandev's context block, then the run's prompt.
+/// The lease a turn goes on under: a run's first turn, its run's (this
+/// replica drives the run); a reply's, its session's.
+fn turn_lease(is_reply: bool, session_id: &str, task_id: &str) -> String {
+    if is_reply {
+        lease::session(session_id)
+    } else {
+        lease::run(task_id)
+    }
+}
+
 fn agent_prompt(task_id: &str, session_id: &str, prompt: &str) -> String {
     format!("<kandev-system>\nKandev Task ID: {task_id}\nKandev Session ID: {session_id}\n</kandev-system>\n\n{prompt}")
 }
@@ -235,13 +245,7 @@ impl AcpRuntime {
             },
         );
         let me = self.clone();
-        // A run's first turn goes on while this replica drives the run; a
-        // reply's while it holds the session's turn.
-        let lease = if is_reply {
-            lease::session(&session.session.id)
-        } else {
-            lease::run(&task.id)
-        };
+        let lease = turn_lease(is_reply, &session.session.id, &task.id);
         let handed_over = self.watch_lease(lease, &cancel);
         self.tracker.spawn(async move {
             let outcome = me.run_turn(&session, &task, &profile, &prompt, is_reply, cancel).await;
@@ -308,6 +312,13 @@ impl AcpRuntime {
         Some((watch, lost))
     }
 
+    /// A confined turn's fence (`group::ProcessGroup::fence`): the deadline
+    /// its keeper starts with, and how long its lease vouches for from now.
+    fn fence_until(&self, lease: &str) -> Option<u64> {
+        let left = self.orchestrator()?.lease_left(lease)?;
+        deadline_in(left)
+    }
+
     fn orchestrator(&self) -> Option<Arc<Orchestrator>> {
         self.orchestrator.read().unwrap_or_else(|p| p.into_inner()).upgrade()
     }
@@ -364,7 +375,12 @@ impl AcpRuntime {
             None => None,
         };
         let write: Vec<&std::path::Path> = dot_git.iter().map(PathBuf::as_path).collect();
-        let Launch { mut command, kept } = start(confinement, &cwd, &write, &profile.command, &profile.args);
+        // Under a lease, the agent's keeper ends it when the lease stops
+        // vouching for the turn, even if this process cannot (`fence`).
+        let lease = turn_lease(is_reply, &sid, &task.id);
+        let until = self.fence_until(&lease);
+        let fenced = confinement.map(|c| c.until(until));
+        let Launch { mut command, kept } = start(fenced.as_ref(), &cwd, &write, &profile.command, &profile.args);
         let mut child = match command
             // An agent gets no secret of the server's: an empty environment,
             // the four variables a shell needs, and its profile's own.
@@ -382,6 +398,10 @@ impl AcpRuntime {
         };
         // Whatever the agent starts ends with its turn, even if this future is dropped.
         let group = ProcessGroup::of(&child, kept);
+        let orchestrator = self.orchestrator.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let fence = group.fence(until, LEASE_CHECK, move || {
+            orchestrator.upgrade().and_then(|o| o.lease_left(&lease))
+        });
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return TurnOutcome::Failed("the agent's stdio is not available".into());
         };
@@ -499,6 +519,12 @@ impl AcpRuntime {
             }
             None => None,
         };
+        // Whatever the agent said last, its keeper ended it: the turn is the
+        // lease's next holder's to resume, not this replica's to judge.
+        if fence.is_some_and(|f| f.ended_it(status)) {
+            tracing::warn!(session_id = %sid, "{HANDED_OVER}: its lease lapsed and its keeper ended the agent");
+            return TurnOutcome::HandedOver;
+        }
         let refused = refused.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(title) = refused {
             return TurnOutcome::Failed(permission_refused(&title));

@@ -41,6 +41,11 @@ impl Orchestrator {
         self.leases.holds(lease)
     }
 
+    /// How long the work under `lease` may go on from now (`Leases::left`).
+    pub fn lease_left(&self, lease: &str) -> Option<std::time::Duration> {
+        self.leases.left(lease)
+    }
+
     /// One pass: every session a stopped replica left mid-turn that this
     /// replica can lease waits for input again.
     pub async fn reopen_orphaned_sessions(&self) -> usize {
