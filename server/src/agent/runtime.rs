@@ -246,9 +246,17 @@ impl AcpRuntime {
         );
         let me = self.clone();
         let lease = turn_lease(is_reply, &session.session.id, &task.id);
+        // A start that waited (a slot, a worktree) while this replica lost
+        // the lease is the holder's to make: no agent beside the holder's.
+        let unheld = self.orchestrator().is_some_and(|o| !o.holds(&lease));
         let handed_over = self.watch_lease(lease, &cancel);
         self.tracker.spawn(async move {
-            let outcome = me.run_turn(&session, &task, &profile, &prompt, is_reply, cancel).await;
+            let outcome = if unheld {
+                tracing::warn!(task_id = %task.id, "{HANDED_OVER}: its agent was not started");
+                TurnOutcome::HandedOver
+            } else {
+                me.run_turn(&session, &task, &profile, &prompt, is_reply, cancel).await
+            };
             let outcome = match handed_over {
                 Some((watch, lost)) => {
                     watch.abort();

@@ -11,6 +11,7 @@ use chrono::{TimeZone, Utc};
 use kandev_server::clock::ManualClock;
 use kandev_server::config::AgentsConfinement;
 use kandev_server::coord::{LEASE_TTL, Leases};
+use kandev_server::orchestrator::{AgentRuntime, RunStart};
 use kandev_server::testkit::processes::{ends_within, running, written_line};
 use sqlx::Connection;
 
@@ -192,5 +193,36 @@ async fn a_turn_whose_lease_renewal_hangs_stops_before_its_lease_could_run_out()
     .await;
     assert!(!running(&first), "two agents at once on one run");
     assert_eq!(app.runs_of(&a).await.len(), 1, "one run, resumed");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_start_made_after_its_run_s_lease_was_lost_starts_no_agent() {
+    let (logs, _guard) = crate::logs::capture();
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace_with_repo("W").await;
+    let out = tempfile::tempdir().expect("out");
+    let started = out.path().join("started");
+    let prompt = format!("e2e:spawn(\"echo $PPID >> {}\")", started.display());
+    let a = run_by_hand(&app, &ws, &prompt).await;
+    let run = app.wait_for_run_status(&a, "succeeded").await;
+    // The run's first start, made again once its lease is gone: as a start
+    // that waited for a slot while this replica lost the run to another.
+    let services = app.services();
+    let task = services.store.get_task(&run.task_id).await.expect("the run's task");
+    let again = RunStart {
+        task,
+        prompt,
+        agent_profile_id: String::new(),
+        executor_profile_id: String::new(),
+        repository: None,
+        automation_id: a.clone(),
+    };
+    services.runtime.start_run(again).await.expect("handled");
+    services.runtime.wait_idle().await;
+    let lines = std::fs::read_to_string(&started).unwrap_or_default().lines().count();
+    assert_eq!(lines, 1, "an agent started for a run this replica does not hold");
+    let not_started = "this replica no longer holds the run's lease: its agent was not started";
+    assert_eq!(logs.at("WARN", &[not_started]).len(), 1);
     app.stop().await;
 }
