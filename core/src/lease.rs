@@ -38,6 +38,45 @@ pub fn outlives_next_pass(confirmed: DateTime<Utc>, asked: DateTime<Utc>) -> boo
     vouches(confirmed, asked + next)
 }
 
+/// How far a replica's clock may be from the database's while it takes and
+/// renews leases. Expiries are written and compared in each replica's own
+/// time, so two replicas must agree within less than [`STOP_AHEAD`]: each
+/// within this of the database's, they agree within twice it.
+pub const MAX_SKEW: Duration = Duration::from_millis(500);
+
+/// What one reading of the database's clock says of this replica's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockReading {
+    Agrees,
+    /// Off by at least this much (milliseconds; positive: ahead).
+    Disagrees {
+        ahead_ms: i64,
+    },
+    /// The reading took too long to tell.
+    Unclear,
+}
+
+/// The database's clock read as `db` between `before` and `after` on this
+/// replica's: this clock's offset lies between `before - db` and
+/// `after - db`, and only a whole range inside (or outside) [`MAX_SKEW`]
+/// says anything.
+pub fn read_clock(before: DateTime<Utc>, db: DateTime<Utc>, after: DateTime<Utc>) -> ClockReading {
+    let skew = i64::try_from(MAX_SKEW.as_millis()).unwrap_or(i64::MAX);
+    let (low, high) = ((before - db).num_milliseconds(), (after - db).num_milliseconds());
+    if low > high {
+        // This clock ran back during the reading: it places nothing.
+        ClockReading::Unclear
+    } else if low > skew {
+        ClockReading::Disagrees { ahead_ms: low }
+    } else if high < -skew {
+        ClockReading::Disagrees { ahead_ms: high }
+    } else if low >= -skew && high <= skew {
+        ClockReading::Agrees
+    } else {
+        ClockReading::Unclear
+    }
+}
+
 /// The deadline a keeper holds its agent to, given a later word: words
 /// can arrive late or out of order, so an earlier deadline never replaces
 /// a later one.
@@ -77,6 +116,35 @@ mod tests {
         assert!(outlives_next_pass(at(0), at(6) - ms(1)));
         // It would stop vouching before the next pass.
         assert!(!outlives_next_pass(at(0), at(6)));
+    }
+
+    #[test]
+    fn a_clock_within_max_skew_of_the_database_s_agrees() {
+        assert_eq!(read_clock(at(0), at(0) + ms(10), at(0) + ms(20)), ClockReading::Agrees);
+        assert_eq!(read_clock(at(0), at(0) - ms(490), at(0) + ms(5)), ClockReading::Agrees);
+    }
+
+    #[test]
+    fn a_clock_surely_off_the_database_s_disagrees_by_how_much() {
+        assert_eq!(
+            read_clock(at(10), at(0), at(10) + ms(30)),
+            ClockReading::Disagrees { ahead_ms: 10_000 }
+        );
+        assert_eq!(
+            read_clock(at(0), at(10), at(0) + ms(30)),
+            ClockReading::Disagrees { ahead_ms: -9_970 }
+        );
+        // However long the reading took: the whole range is off.
+        assert_eq!(
+            read_clock(at(10), at(0), at(20)),
+            ClockReading::Disagrees { ahead_ms: 10_000 }
+        );
+    }
+
+    #[test]
+    fn a_reading_too_slow_to_place_the_clock_says_nothing() {
+        assert_eq!(read_clock(at(0), at(0) + ms(300), at(2)), ClockReading::Unclear);
+        assert_eq!(read_clock(at(1), at(1), at(0)), ClockReading::Unclear, "time ran back");
     }
 
     #[test]

@@ -30,7 +30,7 @@ use crate::board::BoardService;
 use crate::bus::{Bus, BusTrust};
 use crate::clock::{Clock, SystemClock};
 use crate::config::Settings;
-use crate::coord::{Leases, Outbox, new_replica_id};
+use crate::coord::{ClockCheck, Leases, Outbox, new_replica_id};
 use crate::github::poller::Poller;
 use crate::github::{GithubClient, GithubService};
 use crate::http;
@@ -65,6 +65,9 @@ pub struct BuildOptions {
     /// The `kandev` binary that runs `mock-agent` (tests embed the server in
     /// another executable).
     pub mock_agent_bin: Option<std::path::PathBuf>,
+    /// The real time, as leases are checked against the database's (tests
+    /// set it off); `None`: the system's.
+    pub wall_clock: Option<Arc<dyn Clock>>,
 }
 
 /// The running components, in start order.
@@ -120,6 +123,8 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
     let access = Arc::new(Access::new(store.clone(), clock.clone(), access_settings)?);
     let outbox = Arc::new(Outbox::new(store.clone(), bus.clone(), clock.clone(), metrics.clone()));
     let leases = Arc::new(Leases::new(store.clone(), clock.clone(), replica_id(&settings)));
+    let wall = options.wall_clock.unwrap_or_else(|| Arc::new(SystemClock));
+    let clock_check = Arc::new(ClockCheck::new(store.clone(), wall, leases.clone()));
     let board = Arc::new(BoardService::new(
         store.clone(),
         clock.clone(),
@@ -200,6 +205,7 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
         metrics,
         outbox,
         leases,
+        clock_check,
         access,
         board,
         automation,
@@ -296,6 +302,7 @@ impl Application {
             ),
             upkeep: Upkeep::new(
                 services.leases.clone(),
+                services.clock_check.clone(),
                 services.outbox.clone(),
                 services.orchestrator.clone(),
                 services.merger.clone(),
@@ -309,6 +316,9 @@ impl Application {
         if !services.github.client().is_configured() {
             tracing::info!("GitHub features are idle: no GITHUB_TOKEN is set");
         }
+        // A replica whose clock is off the database's takes no lease, from
+        // its first (the orchestrator's subscriptions may take run leases).
+        components.upkeep.check_clock().await;
         // 2. orchestrator, 3. automation components; a failure unwinds what started.
         services.orchestrator.start().await?;
         if let Err(e) = start_automation(&components).await {

@@ -40,3 +40,23 @@ impl Clock for ManualClock {
         *self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
+
+/// The wall clock set off by a fixed amount, changeable (tests of a
+/// replica whose clock is wrong).
+pub struct OffsetClock(Mutex<Duration>);
+
+impl OffsetClock {
+    pub fn new(off: Duration) -> Self {
+        OffsetClock(Mutex::new(off))
+    }
+
+    pub fn set(&self, off: Duration) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = off;
+    }
+}
+
+impl Clock for OffsetClock {
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now() + *self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

@@ -12,6 +12,7 @@ use crate::board::BoardService;
 use crate::bus::Bus;
 use crate::clock::Clock;
 use crate::config::Settings;
+use crate::coord::ClockCheck;
 use crate::coord::{Leases, Outbox};
 use crate::github::GithubService;
 use crate::live::LiveHub;
@@ -30,6 +31,8 @@ pub struct Services {
     pub metrics: Metrics,
     pub outbox: Arc<Outbox>,
     pub leases: Arc<Leases>,
+    /// Stands `leases` down while this replica's clock is off the database's.
+    pub clock_check: Arc<ClockCheck>,
     pub access: Arc<Access>,
     pub board: Arc<BoardService>,
     pub automation: Arc<AutomationService>,

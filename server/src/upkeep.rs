@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::coord::{Leases, Outbox, RENEW_INTERVAL, lease};
+use crate::coord::{ClockCheck, Leases, Outbox, RENEW_INTERVAL, lease};
 use crate::merger::Merger;
 use crate::orchestrator::Orchestrator;
 use crate::periodic::Periodic;
@@ -22,6 +22,7 @@ const PRUNE_EVERY: u64 = 600;
 
 pub struct Upkeep {
     leases: Arc<Leases>,
+    clock_check: Arc<ClockCheck>,
     outbox: Arc<Outbox>,
     orchestrator: Arc<Orchestrator>,
     merger: Arc<Merger>,
@@ -30,9 +31,16 @@ pub struct Upkeep {
 }
 
 impl Upkeep {
-    pub fn new(leases: Arc<Leases>, outbox: Arc<Outbox>, orchestrator: Arc<Orchestrator>, merger: Arc<Merger>) -> Self {
+    pub fn new(
+        leases: Arc<Leases>,
+        clock_check: Arc<ClockCheck>,
+        outbox: Arc<Outbox>,
+        orchestrator: Arc<Orchestrator>,
+        merger: Arc<Merger>,
+    ) -> Self {
         Upkeep {
             leases,
+            clock_check,
             outbox,
             orchestrator,
             merger,
@@ -42,11 +50,14 @@ impl Upkeep {
     }
 
     pub async fn start(&self) {
-        let leases = self.leases.clone();
+        let (leases, check) = (self.leases.clone(), self.clock_check.clone());
         self.renewing
             .start(RENEW_INTERVAL, move || {
-                let leases = leases.clone();
-                async move { leases.renew().await }
+                let (leases, check) = (leases.clone(), check.clone());
+                async move {
+                    check.check().await;
+                    leases.renew().await
+                }
             })
             .await;
         let (leases, outbox, orchestrator, merger) = (
@@ -83,6 +94,12 @@ impl Upkeep {
                 }
             })
             .await;
+    }
+
+    /// Reads the database's clock once: a replica whose clock is off it
+    /// takes no lease from its very start.
+    pub async fn check_clock(&self) {
+        self.clock_check.check().await;
     }
 
     /// Stops relaying and recovering; leases are still renewed until

@@ -43,6 +43,10 @@ use crate::orchestrator::{AgentRuntime, HANDED_OVER, Orchestrator, RunStart, Tur
 use crate::store::Store;
 use crate::store::agents::{SessionRecord, session_state};
 
+/// Why a replica whose clock is off the database's takes no reply.
+pub const STANDING_DOWN: &str =
+    "this replica's clock is off the database's, so it takes no turn until they agree: try another replica";
+
 /// How often a turn checks that this replica still drives its run.
 const LEASE_CHECK: Duration = Duration::from_millis(500);
 
@@ -201,6 +205,7 @@ impl AcpRuntime {
         // Two replies at once (here or on another replica): one turn, not
         // two; claimed with its lease, so a replica stopping mid-turn is seen.
         let claimed = match self.orchestrator() {
+            Some(o) if o.standing_down() => return Err(ServiceError::Unavailable(STANDING_DOWN.into())),
             Some(o) => o.claim_reply(session_id).await?,
             None => self.store.claim_waiting_session(session_id).await?,
         };

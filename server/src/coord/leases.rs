@@ -7,6 +7,7 @@
 //! a renewal that hangs lets it go as surely as one that fails.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Duration, Utc};
@@ -25,6 +26,9 @@ pub struct Leases {
     /// Each lease held, and when the database last confirmed it (it expires
     /// a TTL after that, unless renewed).
     held: Mutex<HashMap<String, DateTime<Utc>>>,
+    /// Set while this replica's clock disagrees with the database's
+    /// (`ClockCheck`): it then takes, renews and holds no lease.
+    standing_down: AtomicBool,
 }
 
 fn ttl() -> Duration {
@@ -38,7 +42,26 @@ impl Leases {
             clock,
             replica,
             held: Mutex::new(HashMap::new()),
+            standing_down: AtomicBool::new(false),
         }
+    }
+
+    /// Takes, renews and holds no lease from now on (this replica's clock
+    /// cannot be trusted to time them), and hands over all it held.
+    pub async fn stand_down(&self) {
+        if !self.standing_down.swap(true, Ordering::SeqCst) {
+            self.release_all().await;
+        }
+    }
+
+    /// Takes and renews leases again; whether it had stood down.
+    pub fn stand_up(&self) -> bool {
+        self.standing_down.swap(false, Ordering::SeqCst)
+    }
+
+    /// Whether it stands down (`stand_down`).
+    pub fn standing_down(&self) -> bool {
+        self.standing_down.load(Ordering::SeqCst)
     }
 
     pub fn replica(&self) -> &str {
@@ -61,6 +84,10 @@ impl Leases {
 
     /// Asks the database for `name` (taken, or renewed) and keeps its answer.
     async fn ask(&self, name: &str) -> crate::store::StoreResult<bool> {
+        if self.standing_down() {
+            self.set().remove(name);
+            return Ok(false);
+        }
         let asked = self.clock.now();
         let won = self.store.acquire_lease(name, &self.replica, ttl(), asked).await?;
         if won {
@@ -74,6 +101,9 @@ impl Leases {
     /// Takes `name` inside a transaction (a run's lease with its run row); it
     /// is renewed from then on once the transaction commits.
     pub async fn hold_in(&self, conn: &mut sqlx::AnyConnection, name: &str) -> crate::store::StoreResult<bool> {
+        if self.standing_down() {
+            return Ok(false);
+        }
         let asked = self.clock.now();
         let won = acquire_in(conn, name, &self.replica, ttl(), asked).await?;
         if won {
@@ -92,6 +122,9 @@ impl Leases {
     /// How long the work under `name` may go on from now, as its last
     /// confirmation vouches: `None` when not held, or no longer vouched for.
     pub fn left(&self, name: &str) -> Option<std::time::Duration> {
+        if self.standing_down() {
+            return None;
+        }
         let confirmed = *self.set().get(name)?;
         rule::left(confirmed, self.clock.now())
     }
@@ -123,7 +156,7 @@ impl Leases {
     /// under it stops before another replica can take it.
     pub async fn renew(&self) {
         let names: Vec<String> = self.set().keys().cloned().collect();
-        if names.is_empty() {
+        if names.is_empty() || self.standing_down() {
             return;
         }
         let asked = self.clock.now();

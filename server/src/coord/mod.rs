@@ -4,9 +4,11 @@
 //! identity. It knows nothing of runs or merges: the orchestrator and the
 //! merger decide what to lease and what to recover.
 
+mod clock_check;
 mod leases;
 mod outbox;
 
+pub use clock_check::{ClockCheck, off_by};
 pub use leases::{LEASE_TTL, Leases, RENEW_INTERVAL};
 pub use outbox::Outbox;
 

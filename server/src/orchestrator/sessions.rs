@@ -14,15 +14,23 @@ pub const TURN_LOST: &str = "its replica stopped during the turn; reply to go on
 
 impl Orchestrator {
     /// Claims a waiting session for a reply's turn and its lease, in one
-    /// transaction: true for exactly one of several replies racing.
+    /// transaction: true for exactly one of several replies racing. Without
+    /// the lease nothing is claimed (a session busy with no turn to end it).
     pub async fn claim_reply(&self, session_id: &str) -> StoreResult<bool> {
         let mut tx = self.store.write_tx().await?;
-        if !claim_waiting_session_on(&mut tx, session_id).await? {
+        if !claim_waiting_session_on(&mut tx, session_id).await?
+            || !self.leases.hold_in(&mut tx, &lease::session(session_id)).await?
+        {
             return Ok(false);
         }
-        self.leases.hold_in(&mut tx, &lease::session(session_id)).await?;
         tx.commit().await?;
         Ok(true)
+    }
+
+    /// Whether this replica takes no lease now (its clock is off the
+    /// database's): it starts no turn.
+    pub fn standing_down(&self) -> bool {
+        self.leases.standing_down()
     }
 
     /// Takes a run's first turn's session lease (the run's own lease keeps

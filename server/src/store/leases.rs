@@ -34,6 +34,20 @@ pub async fn acquire_in(
 }
 
 impl Store {
+    /// The database's clock, where replicas share the database (PostgreSQL);
+    /// `None` on SQLite, which one process uses.
+    pub async fn database_clock(&self) -> StoreResult<Option<DateTime<Utc>>> {
+        if self.backend() != super::Backend::Postgres {
+            return Ok(None);
+        }
+        let row = sqlx::query(
+            "SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS now",
+        )
+        .fetch_one(&mut *self.read().await?)
+        .await?;
+        Ok(Some(super::text_to_time(&row.text("now")?)?))
+    }
+
     /// Takes or renews `name` for `owner` until `now + ttl`; `false` while
     /// another owner holds it.
     /// A lone write: on SQLite it takes the write turn on the writer thread

@@ -230,3 +230,29 @@ async fn a_reply_whose_session_another_replica_took_is_stopped_and_the_conversat
     .await;
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_standing_down_takes_no_reply_and_leaves_the_session_waiting() {
+    let app = spawn_app(Db::Sqlite).await;
+    let (task_id, sid) = finished_run(&app, None).await;
+    eventually("the session to wait for input", Duration::from_secs(20), || {
+        waiting(&app, &task_id)
+    })
+    .await;
+    // As when this replica's clock is found off the database's.
+    app.services().leases.stand_down().await;
+    let r = app
+        .post(
+            &format!("/api/v1/sessions/{sid}/prompt"),
+            json!({"text": "e2e:message(\"x\")"}),
+        )
+        .await;
+    assert_eq!(r.status, reqwest::StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
+    assert_eq!(session_state(&app, &task_id).await.0, "WAITING_FOR_INPUT");
+    // Without the standing down's refusal, the claim needs its lease too.
+    assert!(!app.services().orchestrator.claim_reply(&sid).await.expect("asked"));
+    assert_eq!(session_state(&app, &task_id).await.0, "WAITING_FOR_INPUT");
+    app.services().leases.stand_up();
+    reply(&app, &sid, "e2e:message(\"back\")").await;
+    app.stop().await;
+}

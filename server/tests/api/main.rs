@@ -25,6 +25,7 @@ mod board_cache;
 mod bounds;
 mod bus_trust;
 mod check_reruns;
+mod clock_skew;
 mod cluster;
 mod coordination;
 mod engine;

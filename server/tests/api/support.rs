@@ -52,6 +52,7 @@ pub struct Spawn {
     pub db: Db,
     pub settings: Box<dyn FnOnce(&mut Settings)>,
     pub clock: Option<Arc<dyn Clock>>,
+    pub wall: Option<Arc<dyn Clock>>,
     pub nats: bool,
 }
 
@@ -61,6 +62,7 @@ impl Spawn {
             db,
             settings: Box::new(|_| {}),
             clock: None,
+            wall: None,
             nats: false,
         }
     }
@@ -88,6 +90,12 @@ impl Spawn {
 
     pub fn clock(mut self, c: Arc<dyn Clock>) -> Self {
         self.clock = Some(c);
+        self
+    }
+
+    /// The real time as this replica reads it (`BuildOptions::wall_clock`).
+    pub fn wall(mut self, c: Arc<dyn Clock>) -> Self {
+        self.wall = Some(c);
         self
     }
 
@@ -120,6 +128,7 @@ impl Spawn {
         let options = BuildOptions {
             clock: self.clock,
             mock_agent_bin: Some(env!("CARGO_BIN_EXE_kandev").into()),
+            wall_clock: self.wall,
         };
         let app = Application::build(settings, options).await.expect("server starts");
         let base = format!("http://{}", app.address());

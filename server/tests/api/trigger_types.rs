@@ -31,6 +31,7 @@ async fn scheduled_world(clock: Arc<ManualClock>) -> (tempfile::TempDir, Arc<Ser
     let options = BuildOptions {
         clock: Some(clock),
         mock_agent_bin: Some(env!("CARGO_BIN_EXE_kandev").into()),
+        wall_clock: None,
     };
     let services = construct(settings, options).await.unwrap();
     services.orchestrator.start().await.unwrap();
