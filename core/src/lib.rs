@@ -29,6 +29,7 @@ pub mod notify;
 pub mod portable;
 pub mod read_lag;
 pub mod registry;
+pub mod replica;
 pub mod repository_choice;
 pub mod resume;
 pub mod run_status;

@@ -30,7 +30,7 @@ use crate::board::BoardService;
 use crate::bus::{Bus, BusTrust};
 use crate::clock::{Clock, SystemClock};
 use crate::config::Settings;
-use crate::coord::{ClockCheck, Leases, Outbox, new_replica_id};
+use crate::coord::{ClockCheck, Identity, Leases, Outbox, new_replica_id};
 use crate::github::poller::Poller;
 use crate::github::{GithubClient, GithubService};
 use crate::http;
@@ -122,7 +122,9 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
     metrics.agents_confinement(posture);
     let access = Arc::new(Access::new(store.clone(), clock.clone(), access_settings)?);
     let outbox = Arc::new(Outbox::new(store.clone(), bus.clone(), clock.clone(), metrics.clone()));
-    let leases = Arc::new(Leases::new(store.clone(), clock.clone(), replica_id(&settings)));
+    let replica = replica_id(&settings);
+    let identity = Arc::new(Identity::new(store.clone(), clock.clone(), &replica));
+    let leases = Arc::new(Leases::new(store.clone(), clock.clone(), replica));
     let wall = options.wall_clock.unwrap_or_else(|| Arc::new(SystemClock));
     let clock_check = Arc::new(ClockCheck::new(store.clone(), wall, leases.clone()));
     let board = Arc::new(BoardService::new(
@@ -206,6 +208,7 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
         outbox,
         leases,
         clock_check,
+        identity,
         access,
         board,
         automation,
@@ -303,6 +306,7 @@ impl Application {
             upkeep: Upkeep::new(
                 services.leases.clone(),
                 services.clock_check.clone(),
+                services.identity.clone(),
                 services.outbox.clone(),
                 services.orchestrator.clone(),
                 services.merger.clone(),
@@ -316,8 +320,10 @@ impl Application {
         if !services.github.client().is_configured() {
             tracing::info!("GitHub features are idle: no GITHUB_TOKEN is set");
         }
-        // A replica whose clock is off the database's takes no lease, from
-        // its first (the orchestrator's subscriptions may take run leases).
+        // Nothing is done under this replica's name before it is this
+        // process's alone; nor while its clock is off the database's (the
+        // orchestrator's subscriptions may take run leases).
+        services.identity.claim().await.map_err(StartError::Config)?;
         components.upkeep.check_clock().await;
         // 2. orchestrator, 3. automation components; a failure unwinds what started.
         services.orchestrator.start().await?;
@@ -403,8 +409,9 @@ impl Application {
         self.services.orchestrator.stop().await;
         self.services.runtime.shutdown().await;
         self.components.upkeep.stop_renewing().await;
-        // A clean stop hands its work over at once.
+        // A clean stop hands its work over at once, then its name.
         self.services.leases.release_all().await;
+        self.services.identity.release().await;
         self.services.store.close().await;
     }
 

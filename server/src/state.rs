@@ -12,7 +12,7 @@ use crate::board::BoardService;
 use crate::bus::Bus;
 use crate::clock::Clock;
 use crate::config::Settings;
-use crate::coord::ClockCheck;
+use crate::coord::{ClockCheck, Identity};
 use crate::coord::{Leases, Outbox};
 use crate::github::GithubService;
 use crate::live::LiveHub;
@@ -33,6 +33,8 @@ pub struct Services {
     pub leases: Arc<Leases>,
     /// Stands `leases` down while this replica's clock is off the database's.
     pub clock_check: Arc<ClockCheck>,
+    /// This process's claim on the replica name its leases are held under.
+    pub identity: Arc<Identity>,
     pub access: Arc<Access>,
     pub board: Arc<BoardService>,
     pub automation: Arc<AutomationService>,

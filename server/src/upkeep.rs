@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::coord::{ClockCheck, Leases, Outbox, RENEW_INTERVAL, lease};
+use crate::coord::{ClockCheck, Identity, Leases, NAME_TAKEN, Outbox, RENEW_INTERVAL, lease};
 use crate::merger::Merger;
 use crate::orchestrator::Orchestrator;
 use crate::periodic::Periodic;
@@ -23,6 +23,7 @@ const PRUNE_EVERY: u64 = 600;
 pub struct Upkeep {
     leases: Arc<Leases>,
     clock_check: Arc<ClockCheck>,
+    identity: Arc<Identity>,
     outbox: Arc<Outbox>,
     orchestrator: Arc<Orchestrator>,
     merger: Arc<Merger>,
@@ -34,6 +35,7 @@ impl Upkeep {
     pub fn new(
         leases: Arc<Leases>,
         clock_check: Arc<ClockCheck>,
+        identity: Arc<Identity>,
         outbox: Arc<Outbox>,
         orchestrator: Arc<Orchestrator>,
         merger: Arc<Merger>,
@@ -41,6 +43,7 @@ impl Upkeep {
         Upkeep {
             leases,
             clock_check,
+            identity,
             outbox,
             orchestrator,
             merger,
@@ -50,11 +53,14 @@ impl Upkeep {
     }
 
     pub async fn start(&self) {
-        let (leases, check) = (self.leases.clone(), self.clock_check.clone());
+        let (leases, check, identity) = (self.leases.clone(), self.clock_check.clone(), self.identity.clone());
         self.renewing
             .start(RENEW_INTERVAL, move || {
-                let (leases, check) = (leases.clone(), check.clone());
+                let (leases, check, identity) = (leases.clone(), check.clone(), identity.clone());
                 async move {
+                    if !identity.keep().await && leases.give_up_name() {
+                        tracing::error!("{NAME_TAKEN}");
+                    }
                     check.check().await;
                     leases.renew().await
                 }

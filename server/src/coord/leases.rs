@@ -28,7 +28,10 @@ pub struct Leases {
     held: Mutex<HashMap<String, DateTime<Utc>>>,
     /// Set while this replica's clock disagrees with the database's
     /// (`ClockCheck`): it then takes, renews and holds no lease.
-    standing_down: AtomicBool,
+    clock_off: AtomicBool,
+    /// Set for good once another process claimed this replica's name
+    /// (`Identity`): the leases under it are that process's.
+    name_lost: AtomicBool,
 }
 
 fn ttl() -> Duration {
@@ -42,26 +45,38 @@ impl Leases {
             clock,
             replica,
             held: Mutex::new(HashMap::new()),
-            standing_down: AtomicBool::new(false),
+            clock_off: AtomicBool::new(false),
+            name_lost: AtomicBool::new(false),
         }
     }
 
     /// Takes, renews and holds no lease from now on (this replica's clock
     /// cannot be trusted to time them), and hands over all it held.
     pub async fn stand_down(&self) {
-        if !self.standing_down.swap(true, Ordering::SeqCst) {
+        if !self.clock_off.swap(true, Ordering::SeqCst) {
             self.release_all().await;
         }
     }
 
-    /// Takes and renews leases again; whether it had stood down.
+    /// Takes and renews leases again once the clocks agree; whether it had
+    /// stood down for them.
     pub fn stand_up(&self) -> bool {
-        self.standing_down.swap(false, Ordering::SeqCst)
+        self.clock_off.swap(false, Ordering::SeqCst)
     }
 
-    /// Whether it stands down (`stand_down`).
+    /// Another process holds this replica's name, and so every lease under
+    /// it: this one lets go of them all without a write (the rows are that
+    /// process's now) and takes none again.
+    /// Whether it had not given the name up before.
+    pub fn give_up_name(&self) -> bool {
+        let first = !self.name_lost.swap(true, Ordering::SeqCst);
+        self.set().clear();
+        first
+    }
+
+    /// Whether it takes, renews and holds no lease (`stand_down`, `give_up_name`).
     pub fn standing_down(&self) -> bool {
-        self.standing_down.load(Ordering::SeqCst)
+        self.clock_off.load(Ordering::SeqCst) || self.name_lost.load(Ordering::SeqCst)
     }
 
     pub fn replica(&self) -> &str {

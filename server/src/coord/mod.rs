@@ -5,10 +5,12 @@
 //! merger decide what to lease and what to recover.
 
 mod clock_check;
+mod identity;
 mod leases;
 mod outbox;
 
 pub use clock_check::{ClockCheck, off_by};
+pub use identity::{Identity, NAME_TAKEN, taken_by};
 pub use leases::{LEASE_TTL, Leases, RENEW_INTERVAL};
 pub use outbox::Outbox;
 
@@ -33,6 +35,11 @@ pub mod lease {
     /// The lease of one run's agent turn.
     pub fn run(task_id: &str) -> String {
         format!("run:{task_id}")
+    }
+
+    /// A replica's claim on its name, held by the process running as it.
+    pub fn replica(name: &str) -> String {
+        format!("replica:{name}")
     }
 
     /// The lease of one session's turn in progress (a run's, or a reply's).

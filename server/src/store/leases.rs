@@ -98,6 +98,35 @@ impl Store {
         .await
     }
 
+    /// Who holds `name`, run out or not (`None`: nobody).
+    pub async fn lease_owner(&self, name: &str) -> StoreResult<Option<String>> {
+        let row = sqlx::query("SELECT owner FROM leases WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&mut *self.read().await?)
+            .await?;
+        row.map(|r| r.text("owner")).transpose()
+    }
+
+    /// Takes `name` from `from` (an owner known to be gone) for `to` until
+    /// `now + ttl`: `false` if `from` no longer holds it.
+    pub async fn take_lease_from(
+        &self,
+        name: &str,
+        from: &str,
+        to: &str,
+        ttl: Duration,
+        now: DateTime<Utc>,
+    ) -> StoreResult<bool> {
+        let done = sqlx::query("UPDATE leases SET owner = $1, expires_at = $2 WHERE name = $3 AND owner = $4")
+            .bind(to)
+            .bind(time_to_text(now + ttl))
+            .bind(name)
+            .bind(from)
+            .execute(&mut *self.writer().await?)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     /// Releases everything `owner` holds (a clean shutdown).
     pub async fn release_leases_of(&self, owner: &str) -> StoreResult<()> {
         self.write_text("DELETE FROM leases WHERE owner = $1", vec![owner.to_string()])

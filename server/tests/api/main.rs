@@ -53,6 +53,7 @@ mod merger_api;
 mod notifications;
 mod overload;
 mod pinned_checks;
+mod replica_names;
 mod repository_choice;
 mod retention;
 mod review_links;

@@ -100,6 +100,11 @@ impl Spawn {
     }
 
     pub async fn start(self) -> TestApp {
+        self.try_start().await.expect("server starts")
+    }
+
+    /// Starts the server, or says why it did not.
+    pub async fn try_start(self) -> Result<TestApp, String> {
         let dir = tempfile::tempdir().expect("temp dir");
         let database_url = match self.db {
             Db::Sqlite => format!("sqlite://{}/kandev.db", dir.path().display()),
@@ -130,16 +135,16 @@ impl Spawn {
             mock_agent_bin: Some(env!("CARGO_BIN_EXE_kandev").into()),
             wall_clock: self.wall,
         };
-        let app = Application::build(settings, options).await.expect("server starts");
+        let app = Application::build(settings, options).await.map_err(|e| e.to_string())?;
         let base = format!("http://{}", app.address());
-        TestApp {
+        Ok(TestApp {
             app: Some(app),
             base,
             client: bearer_client(&admin_token),
             admin_token,
             dir,
             database_url,
-        }
+        })
     }
 }
 
