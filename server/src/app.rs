@@ -30,7 +30,7 @@ use crate::board::BoardService;
 use crate::bus::{Bus, BusTrust};
 use crate::clock::{Clock, SystemClock};
 use crate::config::Settings;
-use crate::coord::{ClockCheck, Identity, Leases, Outbox, new_replica_id};
+use crate::coord::{ClockCheck, Identity, Leases, Outbox, Tenure, new_replica_id};
 use crate::github::poller::Poller;
 use crate::github::{GithubClient, GithubService};
 use crate::http;
@@ -123,10 +123,14 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
     let access = Arc::new(Access::new(store.clone(), clock.clone(), access_settings)?);
     let outbox = Arc::new(Outbox::new(store.clone(), bus.clone(), clock.clone(), metrics.clone()));
     let replica = replica_id(&settings);
-    let identity = Arc::new(Identity::new(store.clone(), clock.clone(), &replica));
+    let identity = Identity::new(store.clone(), clock.clone(), &replica);
     let leases = Arc::new(Leases::new(store.clone(), clock.clone(), replica));
     let wall = options.wall_clock.unwrap_or_else(|| Arc::new(SystemClock));
-    let clock_check = Arc::new(ClockCheck::new(store.clone(), wall, leases.clone()));
+    let tenure = Arc::new(Tenure {
+        leases: leases.clone(),
+        identity,
+        clock: ClockCheck::new(store.clone(), wall, leases.clone()),
+    });
     let board = Arc::new(BoardService::new(
         store.clone(),
         clock.clone(),
@@ -207,8 +211,7 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
         metrics,
         outbox,
         leases,
-        clock_check,
-        identity,
+        tenure,
         access,
         board,
         automation,
@@ -304,9 +307,7 @@ impl Application {
                 services.leases.clone(),
             ),
             upkeep: Upkeep::new(
-                services.leases.clone(),
-                services.clock_check.clone(),
-                services.identity.clone(),
+                services.tenure.clone(),
                 services.outbox.clone(),
                 services.orchestrator.clone(),
                 services.merger.clone(),
@@ -323,8 +324,7 @@ impl Application {
         // Nothing is done under this replica's name before it is this
         // process's alone; nor while its clock is off the database's (the
         // orchestrator's subscriptions may take run leases).
-        services.identity.claim().await.map_err(StartError::Config)?;
-        components.upkeep.check_clock().await;
+        services.tenure.begin().await.map_err(StartError::Config)?;
         // 2. orchestrator, 3. automation components; a failure unwinds what started.
         services.orchestrator.start().await?;
         if let Err(e) = start_automation(&components).await {
@@ -410,8 +410,7 @@ impl Application {
         self.services.runtime.shutdown().await;
         self.components.upkeep.stop_renewing().await;
         // A clean stop hands its work over at once, then its name.
-        self.services.leases.release_all().await;
-        self.services.identity.release().await;
+        self.services.tenure.end().await;
         self.services.store.close().await;
     }
 

@@ -12,7 +12,7 @@ use crate::board::BoardService;
 use crate::bus::Bus;
 use crate::clock::Clock;
 use crate::config::Settings;
-use crate::coord::{ClockCheck, Identity};
+use crate::coord::Tenure;
 use crate::coord::{Leases, Outbox};
 use crate::github::GithubService;
 use crate::live::LiveHub;
@@ -31,10 +31,8 @@ pub struct Services {
     pub metrics: Metrics,
     pub outbox: Arc<Outbox>,
     pub leases: Arc<Leases>,
-    /// Stands `leases` down while this replica's clock is off the database's.
-    pub clock_check: Arc<ClockCheck>,
-    /// This process's claim on the replica name its leases are held under.
-    pub identity: Arc<Identity>,
+    /// What keeps `leases` this replica's: its name, its clock, renewals.
+    pub tenure: Arc<Tenure>,
     pub access: Arc<Access>,
     pub board: Arc<BoardService>,
     pub automation: Arc<AutomationService>,

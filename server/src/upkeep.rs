@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::coord::{ClockCheck, Identity, Leases, NAME_TAKEN, Outbox, RENEW_INTERVAL, lease};
+use crate::coord::{Outbox, RENEW_INTERVAL, Tenure, lease};
 use crate::merger::Merger;
 use crate::orchestrator::Orchestrator;
 use crate::periodic::Periodic;
@@ -21,9 +21,7 @@ const RECOVER_EVERY: u64 = 2;
 const PRUNE_EVERY: u64 = 600;
 
 pub struct Upkeep {
-    leases: Arc<Leases>,
-    clock_check: Arc<ClockCheck>,
-    identity: Arc<Identity>,
+    tenure: Arc<Tenure>,
     outbox: Arc<Outbox>,
     orchestrator: Arc<Orchestrator>,
     merger: Arc<Merger>,
@@ -32,18 +30,9 @@ pub struct Upkeep {
 }
 
 impl Upkeep {
-    pub fn new(
-        leases: Arc<Leases>,
-        clock_check: Arc<ClockCheck>,
-        identity: Arc<Identity>,
-        outbox: Arc<Outbox>,
-        orchestrator: Arc<Orchestrator>,
-        merger: Arc<Merger>,
-    ) -> Self {
+    pub fn new(tenure: Arc<Tenure>, outbox: Arc<Outbox>, orchestrator: Arc<Orchestrator>, merger: Arc<Merger>) -> Self {
         Upkeep {
-            leases,
-            clock_check,
-            identity,
+            tenure,
             outbox,
             orchestrator,
             merger,
@@ -53,21 +42,15 @@ impl Upkeep {
     }
 
     pub async fn start(&self) {
-        let (leases, check, identity) = (self.leases.clone(), self.clock_check.clone(), self.identity.clone());
+        let tenure = self.tenure.clone();
         self.renewing
             .start(RENEW_INTERVAL, move || {
-                let (leases, check, identity) = (leases.clone(), check.clone(), identity.clone());
-                async move {
-                    if !identity.keep().await && leases.give_up_name() {
-                        tracing::error!("{NAME_TAKEN}");
-                    }
-                    check.check().await;
-                    leases.renew().await
-                }
+                let tenure = tenure.clone();
+                async move { tenure.pass().await }
             })
             .await;
         let (leases, outbox, orchestrator, merger) = (
-            self.leases.clone(),
+            self.tenure.leases.clone(),
             self.outbox.clone(),
             self.orchestrator.clone(),
             self.merger.clone(),
@@ -100,12 +83,6 @@ impl Upkeep {
                 }
             })
             .await;
-    }
-
-    /// Reads the database's clock once: a replica whose clock is off it
-    /// takes no lease from its very start.
-    pub async fn check_clock(&self) {
-        self.clock_check.check().await;
     }
 
     /// Stops relaying and recovering; leases are still renewed until

@@ -8,11 +8,13 @@ mod clock_check;
 mod identity;
 mod leases;
 mod outbox;
+mod tenure;
 
 pub use clock_check::{ClockCheck, off_by};
 pub use identity::{Identity, NAME_TAKEN, taken_by};
 pub use leases::{LEASE_TTL, Leases, RENEW_INTERVAL};
 pub use outbox::Outbox;
+pub use tenure::Tenure;
 
 /// A fresh identity for this process: leases name it as their owner.
 pub fn new_replica_id() -> String {
