@@ -43,9 +43,8 @@ use crate::orchestrator::{AgentRuntime, HANDED_OVER, Orchestrator, RunStart, Tur
 use crate::store::Store;
 use crate::store::agents::{SessionRecord, session_state};
 
-/// Why a replica whose clock is off the database's takes no reply.
-pub const STANDING_DOWN: &str =
-    "this replica's clock is off the database's, so it takes no turn until they agree: try another replica";
+/// Why a replica that holds no lease now takes no reply.
+pub const STANDING_DOWN: &str = "this replica holds no lease now (its clock disagrees with the database's, or another process runs under its name), so it takes no turn: try another replica";
 
 /// How often a turn checks that this replica still drives its run.
 const LEASE_CHECK: Duration = Duration::from_millis(500);
@@ -82,7 +81,6 @@ fn new_token() -> Result<String, String> {
     crate::access::credentials::random_hex::<32>().map_err(|e| format!("no session token: {e}"))
 }
 
-/// The prompt the agent sees: Kandev's context block, then the run's prompt.
 /// The lease a turn goes on under: a run's first turn, its run's (this
 /// replica drives the run); a reply's, its session's.
 fn turn_lease(is_reply: bool, session_id: &str, task_id: &str) -> String {
@@ -93,6 +91,7 @@ fn turn_lease(is_reply: bool, session_id: &str, task_id: &str) -> String {
     }
 }
 
+/// The prompt the agent sees: Kandev's context block, then the run's prompt.
 fn agent_prompt(task_id: &str, session_id: &str, prompt: &str) -> String {
     format!("<kandev-system>\nKandev Task ID: {task_id}\nKandev Session ID: {session_id}\n</kandev-system>\n\n{prompt}")
 }

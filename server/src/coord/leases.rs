@@ -66,8 +66,7 @@ impl Leases {
 
     /// Another process holds this replica's name, and so every lease under
     /// it: this one lets go of them all without a write (the rows are that
-    /// process's now) and takes none again.
-    /// Whether it had not given the name up before.
+    /// process's now) and takes none again. Whether this is the first time.
     pub fn give_up_name(&self) -> bool {
         let first = !self.name_lost.swap(true, Ordering::SeqCst);
         self.set().clear();

@@ -28,7 +28,7 @@ impl Orchestrator {
     }
 
     /// Whether this replica takes no lease now (its clock is off the
-    /// database's): it starts no turn.
+    /// database's, or another process runs under its name): it starts no turn.
     pub fn standing_down(&self) -> bool {
         self.leases.standing_down()
     }
