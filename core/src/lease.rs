@@ -26,16 +26,10 @@ pub fn left(confirmed: DateTime<Utc>, now: DateTime<Utc>) -> Option<Duration> {
     (TTL - STOP_AHEAD).checked_sub(age).filter(|d| !d.is_zero())
 }
 
-/// Whether work may still go on under a lease last confirmed at `confirmed`.
-pub fn vouches(confirmed: DateTime<Utc>, now: DateTime<Utc>) -> bool {
-    left(confirmed, now).is_some()
-}
-
 /// Whether a lease the database could not renew at `asked` still vouches
 /// for its work until the next renewal pass: else it is let go now.
 pub fn outlives_next_pass(confirmed: DateTime<Utc>, asked: DateTime<Utc>) -> bool {
-    let next = chrono::Duration::from_std(RENEW_INTERVAL).unwrap_or(chrono::Duration::seconds(3));
-    vouches(confirmed, asked + next)
+    left(confirmed, asked).is_some_and(|left| left > RENEW_INTERVAL)
 }
 
 /// How far a replica's clock may be from the database's while it takes and
@@ -102,7 +96,7 @@ mod tests {
         assert_eq!(left(at(0), at(3)), Some(Duration::from_secs(4)));
         assert_eq!(left(at(0), at(7) - ms(1)), Some(Duration::from_millis(1)));
         assert_eq!(left(at(0), at(7)), None);
-        assert!(!vouches(at(0), at(9)));
+        assert_eq!(left(at(0), at(9)), None);
     }
 
     #[test]

@@ -46,11 +46,10 @@ impl ClockCheck {
                 }
             }
             ClockReading::Disagrees { ahead_ms } => {
-                if !self.leases.standing_down() {
+                if self.leases.stand_down().await {
                     let way = if ahead_ms > 0 { "ahead of" } else { "behind" };
                     tracing::error!("{}", off_by(ahead_ms.unsigned_abs(), way));
                 }
-                self.leases.stand_down().await;
             }
             ClockReading::Unclear => {}
         }

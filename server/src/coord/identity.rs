@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use kandev_core::replica::{Instance, start_time, surely_gone};
 
+use super::leases::ttl;
 use super::{LEASE_TTL, RENEW_INTERVAL, lease};
 use crate::clock::Clock;
 use crate::store::Store;
@@ -19,10 +20,9 @@ pub struct Identity {
     clock: Arc<dyn Clock>,
     name: String,
     me: Instance,
-}
-
-fn ttl() -> chrono::Duration {
-    chrono::Duration::from_std(LEASE_TTL).unwrap_or(chrono::Duration::seconds(9))
+    /// The claim: `replica:{name}`, owned by `me`.
+    lease: String,
+    owner: String,
 }
 
 impl Identity {
@@ -40,6 +40,8 @@ impl Identity {
             store,
             clock,
             name: name.to_string(),
+            lease: lease::replica(name),
+            owner: me.owner(),
             me,
         }
     }
@@ -48,23 +50,22 @@ impl Identity {
     /// this machine that has ended; else once the holder's claim runs out.
     /// `Err` (why) while another process still renews it.
     pub async fn claim(&self) -> Result<(), String> {
-        let name = lease::replica(&self.name);
-        let owner = self.me.owner();
+        let (name, owner) = (&self.lease, &self.owner);
         let give_up = tokio::time::Instant::now() + LEASE_TTL + 2 * RENEW_INTERVAL;
         let mut said = false;
         loop {
             let now = self.clock.now();
             if self
                 .store
-                .acquire_lease(&name, &owner, ttl(), now)
+                .acquire_lease(name, owner, ttl(), now)
                 .await
                 .map_err(|e| e.to_string())?
             {
                 return Ok(());
             }
-            let holder = self.store.lease_owner(&name).await.map_err(|e| e.to_string())?;
+            let holder = self.store.lease_owner(name).await.map_err(|e| e.to_string())?;
             if let Some(holder) = holder.filter(|h| surely_gone(h, &self.me, started)) {
-                let taken = self.store.take_lease_from(&name, &holder, &owner, ttl(), now).await;
+                let taken = self.store.take_lease_from(name, &holder, owner, ttl(), now).await;
                 if taken.map_err(|e| e.to_string())? {
                     tracing::info!(replica = %self.name, "took over this replica's name from a process that ended");
                     return Ok(());
@@ -85,10 +86,9 @@ impl Identity {
     /// Renews the claim: `false` once another process holds it. A database
     /// that cannot say changes nothing (the leases' own rules apply).
     pub async fn keep(&self) -> bool {
-        let name = lease::replica(&self.name);
         match self
             .store
-            .acquire_lease(&name, &self.me.owner(), ttl(), self.clock.now())
+            .acquire_lease(&self.lease, &self.owner, ttl(), self.clock.now())
             .await
         {
             Ok(kept) => kept,
@@ -100,8 +100,7 @@ impl Identity {
     }
 
     pub async fn release(&self) {
-        let name = lease::replica(&self.name);
-        if let Err(error) = self.store.release_lease(&name, &self.me.owner()).await {
+        if let Err(error) = self.store.release_lease(&self.lease, &self.owner).await {
             tracing::warn!(%error, "could not release this replica's name; it will expire");
         }
     }

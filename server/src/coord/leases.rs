@@ -34,7 +34,8 @@ pub struct Leases {
     name_lost: AtomicBool,
 }
 
-fn ttl() -> Duration {
+/// A lease's life as the store takes it (the identity claim's too).
+pub(super) fn ttl() -> Duration {
     Duration::from_std(LEASE_TTL).unwrap_or(Duration::seconds(9))
 }
 
@@ -51,11 +52,14 @@ impl Leases {
     }
 
     /// Takes, renews and holds no lease from now on (this replica's clock
-    /// cannot be trusted to time them), and hands over all it held.
-    pub async fn stand_down(&self) {
-        if !self.clock_off.swap(true, Ordering::SeqCst) {
+    /// cannot be trusted to time them), and hands over all it held. Whether
+    /// this is the first time.
+    pub async fn stand_down(&self) -> bool {
+        let first = !self.clock_off.swap(true, Ordering::SeqCst);
+        if first {
             self.release_all().await;
         }
+        first
     }
 
     /// Takes and renews leases again once the clocks agree; whether it had
