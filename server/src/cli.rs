@@ -57,6 +57,9 @@ pub enum Command {
         /// Let it open unix sockets by path (refused otherwise).
         #[arg(long)]
         allow_unix_sockets: bool,
+        /// Let it make user namespaces (refused otherwise).
+        #[arg(long)]
+        allow_user_namespaces: bool,
         /// The server that started it (its parent): when that process
         /// ends, the agent and all it started are ended.
         #[arg(long)]
@@ -227,6 +230,7 @@ pub fn confine_if_asked(cli: Cli) -> Cli {
         home,
         tmp,
         allow_unix_sockets,
+        allow_user_namespaces,
         share,
         server,
         until,
@@ -245,6 +249,7 @@ pub fn confine_if_asked(cli: Cli) -> Cli {
                 tcp: restrict_tcp.then_some(connect_tcp),
                 home: home.zip(tmp),
                 unix_sockets: allow_unix_sockets,
+                user_namespaces: allow_user_namespaces,
                 shares: share,
             };
             confine(require, &sandbox, server, until, program, args)

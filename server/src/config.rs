@@ -126,7 +126,13 @@ pub struct Settings {
     /// container runtime, PostgreSQL's peer authentication) or `allow` (for
     /// agents that need one, such as `gpg-agent` to sign commits).
     #[arg(long, env = "KANDEV_AGENTS_UNIX_SOCKETS", value_enum, default_value = "deny")]
-    pub agents_unix_sockets: AgentsUnixSockets,
+    pub agents_unix_sockets: Allowance,
+    /// Whether confined agents may make user namespaces: `deny` (in one an
+    /// agent holds every capability again, over the kernel's namespaced
+    /// surfaces where most local privilege escalations were found) or
+    /// `allow` (for agents that run Chromium with its sandbox, or bubblewrap).
+    #[arg(long, env = "KANDEV_AGENTS_USER_NAMESPACES", value_enum, default_value = "deny")]
+    pub agents_user_namespaces: Allowance,
     /// Let notifications reach loopback, private and link-local addresses.
     /// Off by default: workspace owners choose the targets, and must not
     /// reach the server's host, its network or a cloud metadata service.
@@ -134,9 +140,9 @@ pub struct Settings {
     pub notify_private_addresses: bool,
 }
 
-/// `KANDEV_AGENTS_UNIX_SOCKETS`.
+/// `KANDEV_AGENTS_UNIX_SOCKETS`, `KANDEV_AGENTS_USER_NAMESPACES`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum AgentsUnixSockets {
+pub enum Allowance {
     Deny,
     Allow,
 }
@@ -200,7 +206,8 @@ impl Settings {
             agents_hidden: String::new(),
             agents_home: AgentsHome::Shared,
             agents_home_share: String::new(),
-            agents_unix_sockets: AgentsUnixSockets::Deny,
+            agents_unix_sockets: Allowance::Deny,
+            agents_user_namespaces: Allowance::Deny,
         }
     }
 }

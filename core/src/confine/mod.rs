@@ -75,6 +75,9 @@ pub const SOCKETS_OPEN: &str = "this kernel cannot keep the agent from unix sock
 /// Said when the seccomp filter keeping agents from the kernel's key store
 /// could not be installed: they then read their user's keys.
 pub const KEYS_OPEN: &str = "this kernel cannot keep the agent from its user's kernel keys";
+/// Said when the seccomp filter keeping agents from making user namespaces
+/// could not be installed: in one they hold every capability again.
+pub const NAMESPACES_OPEN: &str = "this kernel cannot keep the agent from making user namespaces";
 
 /// Whether a confined process starts: always on a best effort, only when
 /// everything is enforced where confinement is `required`.
@@ -96,7 +99,7 @@ pub fn posture(ran: bool, said: &str) -> &'static str {
         "failed"
     } else if said.contains(NOT_ENFORCED) {
         "none"
-    } else if [PARTIALLY_ENFORCED, SOCKETS_OPEN, KEYS_OPEN]
+    } else if [PARTIALLY_ENFORCED, SOCKETS_OPEN, KEYS_OPEN, NAMESPACES_OPEN]
         .iter()
         .any(|s| said.contains(s))
     {
@@ -326,6 +329,10 @@ mod tests {
         );
         assert_eq!(
             posture(true, &format!("kandev confine: {KEYS_OPEN} (EINVAL)")),
+            "partial"
+        );
+        assert_eq!(
+            posture(true, &format!("kandev confine: {NAMESPACES_OPEN} (EINVAL)")),
             "partial"
         );
         assert_eq!(posture(true, NOT_ENFORCED), "none");

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::group::Launch;
-use crate::config::{AgentsConfinement, AgentsHome, AgentsUnixSockets, Settings};
+use crate::config::{AgentsConfinement, AgentsHome, Allowance, Settings};
 
 /// What a process the server starts for an agent, or in a directory an agent
 /// can write, inherits: `PATH`, `HOME`, `LANG` and `TERM`, never
@@ -55,6 +55,8 @@ pub struct Sandbox {
     pub home: Option<(PathBuf, PathBuf)>,
     /// Whether it may open unix sockets by path (`seccomp` refuses them otherwise).
     pub unix_sockets: bool,
+    /// Whether it may make user namespaces (`seccomp` refuses them otherwise).
+    pub user_namespaces: bool,
     /// Entries of the server user's home linked into its own, writable.
     pub shares: Vec<PathBuf>,
 }
@@ -90,6 +92,8 @@ pub struct Confinement {
     pub home: Option<(PathBuf, PathBuf)>,
     /// Whether it may open unix sockets by path (`KANDEV_AGENTS_UNIX_SOCKETS`).
     pub unix_sockets: bool,
+    /// Whether it may make user namespaces (`KANDEV_AGENTS_USER_NAMESPACES`).
+    pub user_namespaces: bool,
     /// Entries of the server user's home each workspace's home links to
     /// (`KANDEV_AGENTS_HOME_SHARE`), relative to it.
     pub shares: Vec<PathBuf>,
@@ -117,6 +121,7 @@ impl Confinement {
             homes: None,
             home: None,
             unix_sockets: false,
+            user_namespaces: false,
             shares: Vec::new(),
             until: None,
         }
@@ -137,6 +142,14 @@ impl Confinement {
     /// This confinement letting agents open unix sockets by path, or not.
     pub fn allowing_unix_sockets(self, unix_sockets: bool) -> Self {
         Self { unix_sockets, ..self }
+    }
+
+    /// This confinement letting agents make user namespaces, or not.
+    pub fn allowing_user_namespaces(self, user_namespaces: bool) -> Self {
+        Self {
+            user_namespaces,
+            ..self
+        }
     }
 
     /// This confinement giving each workspace's agents a `HOME` and a
@@ -224,6 +237,9 @@ impl Confinement {
         if self.unix_sockets {
             cmd.arg("--allow-unix-sockets");
         }
+        if self.user_namespaces {
+            cmd.arg("--allow-user-namespaces");
+        }
         if let Some(ports) = &self.tcp_ports {
             cmd.arg("--restrict-tcp");
             for port in ports {
@@ -300,7 +316,8 @@ pub async fn for_settings(
         .also_hiding(hidden)
         .requiring(required)
         .connecting(tcp_ports)
-        .allowing_unix_sockets(settings.agents_unix_sockets == AgentsUnixSockets::Allow)
+        .allowing_unix_sockets(settings.agents_unix_sockets == Allowance::Allow)
+        .allowing_user_namespaces(settings.agents_user_namespaces == Allowance::Allow)
         .with_homes(per_workspace.then(|| settings.data_dir.join("agent-homes")))
         .sharing(shares);
     let probe = confinement
@@ -414,6 +431,14 @@ mod confinement_tests {
         let allowed = confine_args(&plain().allowing_unix_sockets(true));
         assert_eq!(allowed.iter().filter(|a| *a == "--allow-unix-sockets").count(), 1);
         assert!(allowed.iter().position(|a| a == "--allow-unix-sockets") < allowed.iter().position(|a| a == "--"));
+    }
+
+    #[test]
+    fn user_namespaces_reach_kandev_confine_allowed_only_when_the_setting_allows_them() {
+        assert!(!confine_args(&plain()).contains(&"--allow-user-namespaces".to_string()));
+        let allowed = confine_args(&plain().allowing_user_namespaces(true));
+        assert_eq!(allowed.iter().filter(|a| *a == "--allow-user-namespaces").count(), 1);
+        assert!(allowed.iter().position(|a| a == "--allow-user-namespaces") < allowed.iter().position(|a| a == "--"));
     }
 
     #[test]

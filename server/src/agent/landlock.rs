@@ -14,7 +14,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use kandev_core::confine::{Enforced, KEYS_OPEN, Reach, SOCKETS_OPEN, Verdict, verdict};
+use kandev_core::confine::{Enforced, KEYS_OPEN, NAMESPACES_OPEN, Reach, SOCKETS_OPEN, Verdict, verdict};
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,
     RulesetStatus, Scope,
@@ -256,6 +256,14 @@ pub fn confine_and_keep(
             return format!("{KEYS_OPEN} ({e}) and confinement is required: the agent does not start");
         }
         eprintln!("{CONFINE_SAYS} {KEYS_OPEN} ({e})");
+    }
+    if !sandbox.user_namespaces
+        && let Err(e) = super::seccomp::deny_user_namespaces()
+    {
+        if required {
+            return format!("{NAMESPACES_OPEN} ({e}) and confinement is required: the agent does not start");
+        }
+        eprintln!("{CONFINE_SAYS} {NAMESPACES_OPEN} ({e})");
     }
     let mut command = std::process::Command::new(program);
     command.args(args).current_dir(&worktree);

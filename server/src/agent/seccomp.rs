@@ -11,6 +11,11 @@
 //! shares its user keyring (and a login's processes their session keyring),
 //! where Kerberos tickets and disk-encryption keys are kept, so an agent
 //! read its user's keys there, and could leave keys for another workspace's.
+//!
+//! Nor can it make a user namespace: in one it holds every capability again
+//! (over that namespace), which opens the kernel's namespaced surfaces —
+//! netfilter, mounts of its own — where most local privilege escalations of
+//! recent years were found.
 
 use std::collections::BTreeMap;
 
@@ -62,6 +67,22 @@ pub fn deny_unix_sockets() -> Result<(), String> {
 /// kernel without one.
 pub fn deny_kernel_keys() -> Result<(), String> {
     refuse_all(&[libc::SYS_add_key, libc::SYS_keyctl, libc::SYS_request_key])
+}
+
+/// Refuses this process, and all it starts, new user namespaces, with EPERM
+/// as on a kernel that disallows them (programs such as Chromium then fall
+/// back or say so). `clone3` passes its flags in memory a filter cannot
+/// read, so it answers ENOSYS and the C library falls back to `clone`.
+pub fn deny_user_namespaces() -> Result<(), String> {
+    let new_user = libc::CLONE_NEWUSER as u64;
+    let rule = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::MaskedEq(new_user), new_user)
+        .and_then(|c| SeccompRule::new(vec![c]))
+        .map_err(|e| e.to_string())?;
+    let calls = numbers(&[libc::SYS_unshare, libc::SYS_clone])
+        .into_iter()
+        .map(|n| (n, vec![rule.clone()]));
+    install(calls.collect(), libc::EPERM)?;
+    refuse_all(&[libc::SYS_clone3])
 }
 
 /// Every one of `calls` answers ENOSYS, whatever its arguments.

@@ -8,7 +8,7 @@
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use kandev_core::confine::{KEYS_OPEN, NOT_ENFORCED, REFUSED_NOT, SOCKETS_OPEN};
+use kandev_core::confine::{KEYS_OPEN, NAMESPACES_OPEN, NOT_ENFORCED, REFUSED_NOT, SOCKETS_OPEN};
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -92,6 +92,7 @@ fn without_seccomp_an_agent_starts_only_on_a_best_effort_and_it_is_said() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.starts_with(&format!("kandev confine: {SOCKETS_OPEN} (")), "{said}");
     assert!(said.contains(&format!("kandev confine: {KEYS_OPEN} (")), "{said}");
+    assert!(said.contains(&format!("kandev confine: {NAMESPACES_OPEN} (")), "{said}");
     assert_eq!(kandev_core::confine::posture(true, &said), "partial");
     let out = without_call(libc::SYS_seccomp, confine(true));
     assert_eq!(out.status.code(), Some(126), "{out:?}");

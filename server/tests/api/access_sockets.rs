@@ -9,7 +9,7 @@
 use std::os::unix::net::UnixListener;
 use std::process::Command;
 
-use kandev_server::config::{AgentsConfinement, AgentsUnixSockets, Settings};
+use kandev_server::config::{AgentsConfinement, Allowance, Settings};
 
 use crate::access_agents::{agent_says, landlock_here};
 use crate::support::{Db, Spawn};
@@ -28,7 +28,7 @@ fn unconfined(s: &mut Settings) {
     s.agents_confinement = AgentsConfinement::Off;
 }
 
-fn sockets(allowed: AgentsUnixSockets) -> impl FnOnce(&mut Settings) {
+fn sockets(allowed: Allowance) -> impl FnOnce(&mut Settings) {
     move |s| s.agents_unix_sockets = allowed
 }
 
@@ -41,8 +41,8 @@ async fn a_confined_agent_connects_to_no_unix_socket_file_unless_they_are_allowe
     let denied = format!("connect {path}: denied");
     assert_eq!(connecting(unconfined, &path).await, ok, "the premise");
     assert_eq!(connecting(|_| {}, &path).await, denied, "denied by default");
-    assert_eq!(connecting(sockets(AgentsUnixSockets::Deny), &path).await, denied);
-    assert_eq!(connecting(sockets(AgentsUnixSockets::Allow), &path).await, ok);
+    assert_eq!(connecting(sockets(Allowance::Deny), &path).await, denied);
+    assert_eq!(connecting(sockets(Allowance::Allow), &path).await, ok);
 }
 
 /// What a confined agent still has: a socket pair joins it to its own
@@ -67,11 +67,17 @@ print("io_uring_setup", libc.syscall(425, 1, None), ctypes.get_errno())
 /// What `python3 -c probe` printed, run as it is or through `kandev confine`
 /// (in a worktree of its own); it must succeed.
 pub(crate) fn python(probe: &str, confined: bool) -> String {
+    python_confined(probe, confined.then_some(&[]))
+}
+
+/// What `python3 -c probe` printed, run as it is (`None`) or through
+/// `kandev confine` with `options`; it must succeed.
+pub(crate) fn python_confined(probe: &str, options: Option<&[&str]>) -> String {
     let worktree = tempfile::tempdir().expect("a worktree");
-    let mut cmd = if confined {
+    let mut cmd = if let Some(options) = options {
         let mut c = Command::new(env!("CARGO_BIN_EXE_kandev"));
         c.arg("confine").arg("--worktree").arg(worktree.path());
-        c.args(["--", "python3"]);
+        c.args(options).args(["--", "python3"]);
         c
     } else {
         Command::new("python3")
@@ -101,7 +107,7 @@ async fn a_confined_agent_cannot_connect_to_an_abstract_socket_of_the_host() {
     );
     // Unix sockets allowed, so Landlock's scope is what refuses this one.
     assert_eq!(
-        connecting(sockets(AgentsUnixSockets::Allow), &target).await,
+        connecting(sockets(Allowance::Allow), &target).await,
         format!("connect {target}: denied")
     );
 }

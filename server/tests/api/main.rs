@@ -11,6 +11,7 @@ mod access_checkouts;
 mod access_confinement;
 mod access_home_shares;
 mod access_kernel_keys;
+mod access_namespaces;
 mod access_privileges;
 mod access_sockets;
 mod agent_keeper;
