@@ -37,6 +37,7 @@ pub struct Metrics {
     guard_reads_gathered: Counter,
     guard_statements_gathered: Counter,
     agents_confinement: Family<Labels, Gauge>,
+    standing_down: Family<Labels, Gauge>,
 }
 
 impl Default for Metrics {
@@ -143,8 +144,16 @@ impl Default for Metrics {
             "How far agents are confined (1 on the state): full, partial, none (no Landlock), failed, off",
             agents_confinement.clone(),
         );
+        let standing_down = Family::<Labels, Gauge>::default();
+        registry.register(
+            "replica_standing_down",
+            "Whether this replica takes no lease and so drives no background work (1), by reason: \
+             clock (its clock disagrees with the database's) or name (another process holds its name)",
+            standing_down.clone(),
+        );
         Metrics {
             agents_confinement,
+            standing_down,
             registry: Arc::new(Mutex::new(registry)),
             board_reads,
             guard_reads_gathered,
@@ -257,6 +266,13 @@ impl Metrics {
         self.agents_confinement
             .get_or_create(&labels(&[("state", state)]))
             .set(1);
+    }
+
+    /// Whether this replica stands down for `reason` (`Leases::standing_down_for`).
+    pub fn standing_down(&self, reason: &str, is: bool) {
+        self.standing_down
+            .get_or_create(&labels(&[("reason", reason)]))
+            .set(i64::from(is));
     }
 
     /// The text exposition format.

@@ -82,6 +82,15 @@ impl Leases {
         self.clock_off.load(Ordering::SeqCst) || self.name_lost.load(Ordering::SeqCst)
     }
 
+    /// Each reason it may stand down for, and whether it does: `clock`
+    /// (`stand_down`) and `name` (`give_up_name`).
+    pub fn standing_down_for(&self) -> [(&'static str, bool); 2] {
+        [
+            ("clock", self.clock_off.load(Ordering::SeqCst)),
+            ("name", self.name_lost.load(Ordering::SeqCst)),
+        ]
+    }
+
     pub fn replica(&self) -> &str {
         &self.replica
     }

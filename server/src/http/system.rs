@@ -16,12 +16,26 @@ pub fn routes() -> ApiRoutes {
 }
 
 /// 200 once every component has started; 503 before that and while stopping.
+/// A replica standing down (no lease, so no background work) still answers
+/// 200, as everything it serves is right, and names why in `standing_down`:
+/// restarting it mends neither a clock nor a name another process holds.
 #[utoipa::path(get, path = "/healthz", responses(
     (status = 200, description = "every component has started", body = Object),
     (status = 503, description = "starting or stopping", body = Object)))]
 pub async fn healthz(State(s): State<AppState>) -> impl IntoResponse {
     if s.ready.load(Ordering::SeqCst) {
-        (StatusCode::OK, Json(serde_json::json!({"status": "ok"})))
+        let why: Vec<&str> = s
+            .leases
+            .standing_down_for()
+            .into_iter()
+            .filter_map(|(reason, is)| is.then_some(reason))
+            .collect();
+        let body = if why.is_empty() {
+            serde_json::json!({"status": "ok"})
+        } else {
+            serde_json::json!({"status": "ok", "standing_down": why})
+        };
+        (StatusCode::OK, Json(body))
     } else {
         (
             StatusCode::SERVICE_UNAVAILABLE,
@@ -37,6 +51,9 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
         .lone_writes_waiting(s.store.lone_writes_waiting().unwrap_or(0));
     let gathered = s.store.gathered_counts();
     s.metrics.guard_reads_gathered(gathered.reads, gathered.statements);
+    for (reason, is) in s.leases.standing_down_for() {
+        s.metrics.standing_down(reason, is);
+    }
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         s.metrics.render(),

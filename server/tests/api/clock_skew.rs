@@ -7,7 +7,9 @@ use std::sync::Arc;
 use kandev_server::clock::{Clock, OffsetClock, SystemClock};
 use kandev_server::coord::{ClockCheck, Leases, off_by};
 
-use crate::support::{Db, Spawn, spawn_app};
+use serde_json::json;
+
+use crate::support::{Db, Spawn, TestApp, spawn_app};
 
 #[tokio::test]
 async fn a_replica_whose_clock_is_off_the_database_s_hands_its_leases_over_and_takes_none_until_it_agrees() {
@@ -67,6 +69,36 @@ async fn a_replica_started_with_its_clock_off_takes_no_lease() {
     // Its claim on its own name aside (`replica_names`).
     let taken = app.count("leases WHERE name NOT LIKE 'replica:%'").await;
     assert_eq!(taken, 0, "it took a lease before its first check");
+    assert_eq!(standing_down(&app).await, (json!(["clock"]), 1, 0));
+    app.stop().await;
+}
+
+/// What `/healthz` says the replica stands down for, and the metric's
+/// value for the clock and for the name.
+pub(crate) async fn standing_down(app: &TestApp) -> (serde_json::Value, i64, i64) {
+    let health: serde_json::Value = reqwest::get(format!("{}/healthz", app.base))
+        .await
+        .expect("healthz")
+        .json()
+        .await
+        .expect("its body");
+    assert_eq!(health["status"], "ok", "it serves all the same: {health}");
+    let metrics = app.metrics().await;
+    let gauge = |reason: &str| {
+        let line = format!("kandev_replica_standing_down{{reason=\"{reason}\"}} ");
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(&line))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {line} in {metrics}"))
+    };
+    (health["standing_down"].clone(), gauge("clock"), gauge("name"))
+}
+
+#[tokio::test]
+async fn a_replica_whose_clock_agrees_says_it_stands_down_for_nothing() {
+    let app = spawn_app(Db::Postgres).await;
+    assert_eq!(standing_down(&app).await, (serde_json::Value::Null, 0, 0));
     app.stop().await;
 }
 

@@ -77,6 +77,8 @@ async fn a_server_whose_name_another_process_took_lets_go_of_its_leases_and_says
         "it deleted the leases now the other process's"
     );
     assert_eq!(logs.at("ERROR", &[NAME_TAKEN]).len(), 1);
+    let said = crate::clock_skew::standing_down(&app).await;
+    assert_eq!(said, (serde_json::json!(["name"]), 0, 1));
     app.stop().await;
 }
 
