@@ -238,9 +238,16 @@ impl Orchestrator {
         let me = self.clone();
         self.tracker.spawn(async move {
             let Ok(_turn) = me.starts.acquire().await else { return };
+            // Lost while it waited its turn: the holder resumes the run, and
+            // a worktree or session made here would be beside its own.
+            if !me.still_holds_run(&task.id, "its agent was not started") {
+                return;
+            }
             if let Err(error) = runtime.start_run(start).await {
                 tracing::warn!(task_id = %task.id, %error, "auto-start failed");
-                me.mark_run_failed_by_task_id(&task.id, &error).await;
+                if me.still_holds_run(&task.id, "its start's failure is not the run's") {
+                    me.mark_run_failed_by_task_id(&task.id, &error).await;
+                }
             }
         });
     }

@@ -62,6 +62,7 @@ impl Orchestrator {
                 tracing::info!(task_id = %o.task_id, run_id = %o.run_id, automation_id = %o.automation_id, "resumed a run whose replica stopped");
                 self.metrics.run_recovered("resumed");
             }
+            Err(_) if !self.still_holds_run(&o.task_id, "its resumption's failure is not the run's") => {}
             Err(error) => {
                 tracing::warn!(task_id = %o.task_id, %error, "could not resume the run");
                 self.metrics.run_recovered("failed");

@@ -49,6 +49,23 @@ impl Orchestrator {
         self.leases.holds(lease)
     }
 
+    /// Whether this replica still holds the run of `task_id`; when not, says
+    /// what it therefore leaves to the holder (`what`).
+    pub(super) fn still_holds_run(&self, task_id: &str, what: &str) -> bool {
+        let held = self.holds(&lease::run(task_id));
+        if !held {
+            tracing::warn!(task_id, "{}: {what}", super::HANDED_OVER);
+        }
+        held
+    }
+
+    /// Every agent-start slot (`CONCURRENT_STARTS`), so a test can hold them
+    /// all as eight slow starts would.
+    #[doc(hidden)]
+    pub fn start_slots(&self) -> &tokio::sync::Semaphore {
+        &self.starts
+    }
+
     /// How long the work under `lease` may go on from now (`Leases::left`).
     pub fn lease_left(&self, lease: &str) -> Option<std::time::Duration> {
         self.leases.left(lease)

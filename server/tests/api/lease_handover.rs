@@ -226,3 +226,134 @@ async fn a_start_made_after_its_run_s_lease_was_lost_starts_no_agent() {
     assert_eq!(logs.at("WARN", &[not_started]).len(), 1);
     app.stop().await;
 }
+
+/// What a queued start leaves once the run's lease went to another replica
+/// while it waited: hold every start slot, lose the lease, let it go on.
+async fn queued_start_after_the_lease_went(app: &TestApp, ws: &str) -> String {
+    let services = app.services();
+    let slots = services
+        .orchestrator
+        .start_slots()
+        .acquire_many(kandev_server::orchestrator::CONCURRENT_STARTS as u32)
+        .await
+        .expect("every start slot");
+    let a = run_by_hand(app, ws, "e2e:message(\"hi\")").await;
+    let task = app.runs_of(&a).await.first().expect("its run").task_id.clone();
+    let lease = format!("run:{task}");
+    app.exec(&format!(
+        "UPDATE leases SET owner = 'another-replica' WHERE name = '{lease}'"
+    ))
+    .await;
+    let leases = services.leases.clone();
+    crate::support::eventually("the lease to go", Duration::from_secs(10), || {
+        let (leases, lease) = (leases.clone(), lease.clone());
+        async move { !leases.holds(&lease) }
+    })
+    .await;
+    drop(slots);
+    task
+}
+
+#[tokio::test]
+async fn a_start_that_waited_its_turn_while_its_run_s_lease_was_lost_makes_nothing() {
+    let (logs, _guard) = crate::logs::capture();
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace_with_repo("W").await;
+    let task = queued_start_after_the_lease_went(&app, &ws).await;
+    let not_started = "this replica no longer holds the run's lease: its agent was not started";
+    crate::support::eventually("the start to be left", Duration::from_secs(10), || {
+        let said = logs.at("WARN", &[not_started]).len();
+        async move { said == 1 }
+    })
+    .await;
+    let sessions = app.count(&format!("agent_sessions WHERE task_id = '{task}'")).await;
+    assert_eq!(sessions, 0, "a session beside the holder's");
+    let worktrees = app.services().settings.data_dir.join("worktrees").join(&task);
+    assert!(!worktrees.exists(), "a worktree beside the holder's");
+    let untouched = format!("automation_runs WHERE task_id = '{task}' AND status = 'task_created'");
+    assert_eq!(app.count(&untouched).await, 1, "the run is the holder's to start");
+    app.stop().await;
+}
+
+/// A start that fails once its lease is gone (a worktree that took longer
+/// than the lease, and then failed, while another replica took the run).
+struct FailingAfterTheLeaseWent(Arc<kandev_server::state::Services>);
+
+#[async_trait::async_trait]
+impl AgentRuntime for FailingAfterTheLeaseWent {
+    async fn start_run(&self, req: RunStart) -> Result<String, String> {
+        let lease = format!("run:{}", req.task.id);
+        sqlx::query("UPDATE leases SET owner = 'another-replica' WHERE name = $1")
+            .bind(&lease)
+            .execute(self.0.store.pool())
+            .await
+            .map_err(|e| e.to_string())?;
+        while self.0.leases.holds(&lease) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Err("could not make the worktree".into())
+    }
+    async fn reclaim_worktree(&self, _task_id: &str) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_start_that_failed_after_its_run_s_lease_was_lost_leaves_the_run_to_its_holder() {
+    let (logs, _guard) = crate::logs::capture();
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace_with_repo("W").await;
+    let services = app.services();
+    services
+        .orchestrator
+        .set_runtime(Arc::new(FailingAfterTheLeaseWent(services.clone())));
+    let a = run_by_hand(&app, &ws, "e2e:message(\"hi\")").await;
+    let said = "this replica no longer holds the run's lease: its start's failure is not the run's";
+    crate::support::eventually("the failure to be left", Duration::from_secs(10), || {
+        let n = logs.at("WARN", &[said]).len();
+        async move { n == 1 }
+    })
+    .await;
+    let runs = app.runs_of(&a).await;
+    assert_eq!(
+        runs.first().map(|r| r.status.as_str()),
+        Some("task_created"),
+        "the run is the holder's to end"
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_resumption_that_failed_after_its_run_s_lease_was_lost_leaves_the_run_to_its_holder() {
+    let (logs, _guard) = crate::logs::capture();
+    let app = spawn_app(Db::Sqlite).await;
+    let ws = app.workspace_with_repo("W").await;
+    let services = app.services();
+    services
+        .orchestrator
+        .set_runtime(Arc::new(FailingAfterTheLeaseWent(services.clone())));
+    let a = run_by_hand(&app, &ws, "e2e:message(\"hi\")").await;
+    let left = "this replica no longer holds the run's lease: its start's failure is not the run's";
+    crate::support::eventually("the first start to be left", Duration::from_secs(10), || {
+        let n = logs.at("WARN", &[left]).len();
+        async move { n == 1 }
+    })
+    .await;
+    // The other replica's lease lapses: this one's recovery resumes the run,
+    // and loses it again while the resumption fails.
+    app.exec("UPDATE leases SET expires_at = '2000-01-01T00:00:00Z' WHERE owner = 'another-replica'")
+        .await;
+    let said = "this replica no longer holds the run's lease: its resumption's failure is not the run's";
+    crate::support::eventually("the resumption to be left", Duration::from_secs(15), || {
+        let n = logs.at("WARN", &[said]).len();
+        async move { n >= 1 }
+    })
+    .await;
+    let runs = app.runs_of(&a).await;
+    assert_eq!(
+        runs.first().map(|r| r.status.as_str()),
+        Some("task_created"),
+        "the run is the holder's to end"
+    );
+    app.stop().await;
+}
