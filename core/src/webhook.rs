@@ -20,6 +20,29 @@ pub fn webhook_data(body: &[u8]) -> Value {
     }
 }
 
+/// Longest delivery id a sender may name.
+pub const MAX_DELIVERY_ID: usize = 255;
+
+/// Said (400) of a delivery id Kandev cannot keep as given.
+pub const BAD_DELIVERY_ID: &str =
+    "the delivery id (Idempotency-Key or X-GitHub-Delivery) must be 1 to 255 visible ASCII characters";
+
+/// The dedup key of an inbound webhook request: a sender that names its
+/// delivery (`Idempotency-Key`, else GitHub's `X-GitHub-Delivery`, which a
+/// redelivery repeats) fires at most one run per id, however often it sends
+/// it; one that names none fires on every request (`""`). The name is the
+/// sender's word, not a secret: it keeps honest retries apart, not replays.
+pub fn delivery_key(idempotency_key: Option<&[u8]>, github_delivery: Option<&[u8]>) -> Result<String, &'static str> {
+    let Some(id) = idempotency_key.or(github_delivery) else {
+        return Ok(String::new());
+    };
+    let visible = |b: &u8| b.is_ascii_graphic();
+    if id.is_empty() || id.len() > MAX_DELIVERY_ID || !id.iter().all(visible) {
+        return Err(BAD_DELIVERY_ID);
+    }
+    Ok(format!("delivery:{}", String::from_utf8_lossy(id)))
+}
+
 /// What a GitHub delivery means to Kandev.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GithubDelivery {
@@ -427,5 +450,30 @@ mod tests {
             GithubDelivery::PullRequest { .. }
         ));
         assert!(parse_github_delivery("push", b"not json").is_err());
+    }
+
+    #[test]
+    fn a_named_delivery_is_its_own_dedup_key_and_an_unnamed_one_has_none() {
+        assert_eq!(delivery_key(None, None), Ok(String::new()));
+        let guid = b"72d3162e-cc78-11e3-81ab-4c9367dc0958";
+        assert_eq!(
+            delivery_key(None, Some(guid)),
+            Ok("delivery:72d3162e-cc78-11e3-81ab-4c9367dc0958".into())
+        );
+        assert_eq!(
+            delivery_key(Some(b"order-7"), Some(guid)),
+            Ok("delivery:order-7".into()),
+            "Idempotency-Key first"
+        );
+    }
+
+    #[test]
+    fn a_delivery_id_that_cannot_be_kept_as_given_is_refused() {
+        let long = vec![b'a'; MAX_DELIVERY_ID + 1];
+        for bad in [&b""[..], b"a b", b"tab\t", "é".as_bytes(), &long] {
+            assert_eq!(delivery_key(Some(bad), None), Err(BAD_DELIVERY_ID), "{bad:?}");
+            assert_eq!(delivery_key(None, Some(bad)), Err(BAD_DELIVERY_ID), "{bad:?}");
+        }
+        assert!(delivery_key(Some(&vec![b'a'; MAX_DELIVERY_ID]), None).is_ok());
     }
 }

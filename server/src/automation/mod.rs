@@ -15,7 +15,7 @@ pub mod push_ci;
 pub mod scheduler;
 mod webhook;
 
-pub use webhook::WebhookAuth;
+pub use webhook::WebhookHeaders;
 
 pub use evaluations::EvaluationRecorder;
 pub use fire::{FireOutcome, FireRequest};

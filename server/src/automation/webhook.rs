@@ -2,7 +2,7 @@
 
 use kandev_core::TriggerType;
 use kandev_core::api::WebhookResult;
-use kandev_core::webhook::{MAX_BODY_BYTES, webhook_data};
+use kandev_core::webhook::{MAX_BODY_BYTES, delivery_key, webhook_data};
 
 use super::fire::EvaluatedEvent;
 use super::{AutomationService, FireOutcome, FireRequest};
@@ -10,19 +10,22 @@ use crate::error::{ServiceError, ServiceResult};
 use crate::signature::{same_secret, verify};
 use crate::store::StoreError;
 
-/// The credentials a webhook request carried.
-pub struct WebhookAuth<'a> {
+/// What a webhook request's headers carried: its credentials, and the
+/// name its sender gave the delivery (`kandev_core::webhook::delivery_key`).
+pub struct WebhookHeaders<'a> {
     pub secret: Option<&'a str>,
     pub signature: Option<&'a str>,
+    pub idempotency_key: Option<&'a [u8]>,
+    pub github_delivery: Option<&'a [u8]>,
 }
 
 impl AutomationService {
     /// Checks run in the contract's order: id, automation, enabled, secret,
-    /// webhook trigger, body size, then the firing.
+    /// webhook trigger, body size, then the delivery's name and the firing.
     pub async fn receive_webhook(
         &self,
         id: &str,
-        auth: WebhookAuth<'_>,
+        auth: WebhookHeaders<'_>,
         body: &[u8],
     ) -> ServiceResult<(bool, WebhookResult)> {
         if id.trim().is_empty() {
@@ -54,13 +57,15 @@ impl AutomationService {
         if body.len() > MAX_BODY_BYTES {
             return Err(ServiceError::TooLarge("webhook body is larger than 1 MiB".into()));
         }
+        let dedup_key =
+            delivery_key(auth.idempotency_key, auth.github_delivery).map_err(|e| ServiceError::BadRequest(e.into()))?;
         let outcome = self
             .fire_trigger(FireRequest {
                 automation_id: automation.id.clone(),
                 trigger_id: trigger.id.clone(),
                 trigger_type: TriggerType::Webhook.as_str().into(),
                 data: webhook_data(body),
-                dedup_key: String::new(),
+                dedup_key,
             })
             .await
             .map_err(|e| {

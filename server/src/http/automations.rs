@@ -18,7 +18,7 @@ use super::error::HttpResult;
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::{ApiRoutes, AppState};
 use crate::access::Caller;
-use crate::automation::WebhookAuth;
+use crate::automation::WebhookHeaders;
 use crate::error::ServiceError;
 
 pub fn routes() -> ApiRoutes {
@@ -268,8 +268,9 @@ pub async fn rotate_webhook_secret(
     }))
 }
 
-#[utoipa::path(post, path = "/api/v1/automations/webhook/{id}", params(("id" = String, Path)),
-    responses((status = 202, body = WebhookResult), (status = 200, body = WebhookResult), (status = 401, body = kandev_core::api::ApiError),
+#[utoipa::path(post, path = "/api/v1/automations/webhook/{id}", params(("id" = String, Path),
+        ("Idempotency-Key" = Option<String>, Header, description = "names the delivery: one run per name, however often it is sent (else X-GitHub-Delivery)")),
+    responses((status = 202, body = WebhookResult), (status = 200, body = WebhookResult), (status = 400, body = kandev_core::api::ApiError), (status = 401, body = kandev_core::api::ApiError),
         (status = 413, body = kandev_core::api::ApiError)))]
 pub async fn webhook(
     State(s): State<AppState>,
@@ -278,9 +279,12 @@ pub async fn webhook(
     body: Bytes,
 ) -> HttpResult<(StatusCode, Json<WebhookResult>)> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    let auth = WebhookAuth {
+    let raw = |name: &str| headers.get(name).map(|v| v.as_bytes());
+    let auth = WebhookHeaders {
         secret: header("x-webhook-secret"),
         signature: header("x-hub-signature-256"),
+        idempotency_key: raw("idempotency-key"),
+        github_delivery: raw("x-github-delivery"),
     };
     let (triggered, result) = s.automation.receive_webhook(&id, auth, &body).await?;
     let status = if triggered {

@@ -66,4 +66,5 @@ mod system_api;
 mod tasks_api;
 mod trigger_index;
 mod trigger_types;
+mod webhook_deliveries;
 mod workspaces_api;
