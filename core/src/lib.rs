@@ -26,6 +26,7 @@ mod lenient;
 pub mod merged;
 pub mod merger;
 pub mod notify;
+pub mod page_policy;
 pub mod portable;
 pub mod read_lag;
 pub mod registry;

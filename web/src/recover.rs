@@ -69,14 +69,16 @@ fn chunk_failed() {
         let _ = window().location().assign(&target);
         return;
     }
-    // The app's own code is no longer safe to run: plain DOM, escaped text.
+    // The app's own code is no longer safe to run: plain DOM, escaped text,
+    // and a plain link (`rel="external"` keeps the router's hands off it;
+    // the page's policy runs no inline handler).
     let Some(body) = window().document().and_then(|d| d.body()) else {
         return;
     };
     let message = crate::i18n::t("load-failed");
     let reload = crate::i18n::t("load-failed-reload");
     let html = format!(
-        r#"<div id="load-failed" class="load-failed" role="alert"><p>{}</p><button type="button" class="btn btn-primary" data-href="{}" onclick="location.assign(this.dataset.href)">{}</button></div>"#,
+        r#"<div id="load-failed" class="load-failed" role="alert"><p>{}</p><a class="btn btn-primary" rel="external" href="{}">{}</a></div>"#,
         escape(&message),
         escape(&target),
         escape(&reload)

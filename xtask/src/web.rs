@@ -127,7 +127,7 @@ pub fn build() -> Result<(), String> {
     let template = fs::read_to_string(root().join("web/index.html")).map_err(|e| format!("index.html: {e}"))?;
     let early = [read_preload::app_script()?, locale_preload::script(&i18n, &locales)?];
     let late = [preload::script(&preload::entries(root(), &packed.colds, &app_dir)?)];
-    let index = index_html(&template, [&js, &wasm, &loader, &css], &early, &late)?;
+    let index = with_policy(&index_html(&template, [&js, &wasm, &loader, &css], &early, &late)?)?;
     fs::write(dist.join("index.html"), index).map_err(|e| format!("index.html: {e}"))?;
     sh::step("compressing (gzip, brotli)");
     let total = compress_all(files(&dist))?;
@@ -185,6 +185,23 @@ fn index_html(
         .replace("/style.css", &format!("/{css}"))
         .replace(EARLY_PRELOADS, &early.join("\n  "))
         .replace("</head>", &format!("{late}</head>")))
+}
+
+/// The page's content security policy (`kandev_core::page_policy`) as its
+/// first `<meta>` after the charset, before anything it governs: it names
+/// the hash of each inline script, so it is made from the finished page.
+fn with_policy(index: &str) -> Result<String, String> {
+    const CHARSET: &str = "<meta charset=\"utf-8\">";
+    if !index.contains(CHARSET) {
+        return Err(format!("web/index.html needs {CHARSET} to put the page's policy after"));
+    }
+    use kandev_core::page_policy::{app_policy, inline_scripts, script_hash};
+    let hashes: Vec<String> = inline_scripts(index).into_iter().map(script_hash).collect();
+    let meta = format!(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">",
+        app_policy(&hashes)
+    );
+    Ok(index.replacen(CHARSET, &format!("{CHARSET}\n  {meta}"), 1))
 }
 
 /// Each locale's Fluent files as one `locales/<locale>.ftl`: the app has
@@ -430,6 +447,22 @@ mod tests {
         assert!(out.contains("href=\"/app-1/__wasm_split.js\""), "{out}");
         assert!(!out.contains("early preloads"));
         assert!(index_html("<head></head>", names, &early, &late).is_err());
+    }
+
+    #[test]
+    fn the_page_s_policy_comes_first_and_names_each_inline_script() {
+        let page = "<head>\n  <meta charset=\"utf-8\">\n  <script>reads()</script>\n  \
+                    <script src=\"/x.js\"></script>\n</head>\n<body><script type=\"module\">boot()</script></body>";
+        let out = with_policy(page).expect("a policy");
+        let meta = out.find("http-equiv=\"Content-Security-Policy\"").expect("the policy");
+        assert!(meta < out.find("<script").expect("a script"), "{out}");
+        let hashes = [
+            kandev_core::page_policy::script_hash("reads()"),
+            kandev_core::page_policy::script_hash("boot()"),
+        ];
+        let policy = kandev_core::page_policy::app_policy(&hashes);
+        assert!(out.contains(&format!("content=\"{policy}\">")), "{out}");
+        assert!(with_policy("<head></head>").is_err());
     }
 
     #[test]

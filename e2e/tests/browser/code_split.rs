@@ -277,7 +277,7 @@ scenario!(
 /// From the board, with the code matching `blocked` unreachable, runs `open`
 /// (JavaScript that leaves for a page needing that code); THEN the app
 /// reloads once and says so; WHEN the code is reachable again, THEN the
-/// notice's Reload button opens the page (`ready` shows).
+/// notice's Reload link opens the page (`ready` shows).
 async fn blocked_code_reloads_once_then_recovers(
     ctx: &Ctx,
     blocked: &str,
@@ -311,14 +311,14 @@ async fn blocked_code_reloads_once_then_recovers(
     let notice = ctx.browser.text("#load-failed").await?;
     ensure!(notice.contains("could not be loaded"), "{notice}");
     ctx.browser.unblock_requests().await?;
-    ctx.browser.click("#load-failed button").await?;
+    ctx.browser.click("#load-failed a").await?;
     ctx.browser.wait_for(ready).await?;
     Ok(())
 }
 
 /// GIVEN the board is open, WHEN the automations page's chunk cannot be
 /// fetched, THEN the app reloads once; WHEN it fails again, THEN a notice
-/// says so and its Reload button, once the network is back, opens the page.
+/// says so and its Reload link, once the network is back, opens the page.
 async fn a_chunk_that_fails_reloads_once_then_says_so(ctx: Ctx) -> anyhow::Result<()> {
     blocked_code_reloads_once_then_recovers(
         &ctx,
@@ -335,7 +335,7 @@ scenario!(
 
 /// GIVEN the editor opened by its address while its merged module cannot be
 /// fetched, THEN the app reloads once and then says so; WHEN the network is
-/// back, THEN the notice's Reload button opens the editor.
+/// back, THEN the notice's Reload link opens the editor.
 async fn a_merged_module_that_fails_reloads_once_then_says_so(ctx: Ctx) -> anyhow::Result<()> {
     // A page load by address (`goto` would wait for a page that never comes).
     blocked_code_reloads_once_then_recovers(

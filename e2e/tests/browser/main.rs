@@ -14,6 +14,7 @@ mod first_reads;
 mod languages;
 mod merged_loop;
 mod merger_loop;
+mod page_policy;
 mod preview;
 mod receiver;
 mod repository_picker;

@@ -113,7 +113,19 @@ pub fn router(state: AppState, routes: ApiRoutes, web_dir: Option<&Path>) -> Rou
         .layer(middleware::from_fn_with_state(state.clone(), record_metrics))
         .layer(middleware::from_fn_with_state(state.clone(), guard::host_check))
         .layer(compression())
+        .layer(middleware::map_response(security_headers))
         .with_state(state)
+}
+
+/// `kandev_core::page_policy::RESPONSE_HEADERS` on every answer: the API's,
+/// the app's files, errors and refusals alike. A header a route set stays.
+async fn security_headers(mut res: Response) -> Response {
+    for (name, value) in kandev_core::page_policy::RESPONSE_HEADERS {
+        res.headers_mut()
+            .entry(axum::http::HeaderName::from_static(name))
+            .or_insert(axum::http::HeaderValue::from_static(value));
+    }
+    res
 }
 
 /// Responses smaller than this go out as they are. Compressing one sets up

@@ -53,6 +53,7 @@ mod merged_scoping;
 mod merger_api;
 mod notifications;
 mod overload;
+mod page_headers;
 mod pinned_checks;
 mod replica_names;
 mod repository_choice;
