@@ -99,6 +99,7 @@ error-forbidden = Deine Rolle in diesem Arbeitsbereich erlaubt das nicht.
 error-csrf = Die Anfrage kam von einer anderen Website und wurde abgelehnt.
 error-misdirected_request = Dieser Server antwortet nicht unter dieser Adresse.
 error-too_many_attempts = Zu viele Versuche; warte kurz und versuche es erneut.
+error-too_many_streams = Zu viele Kandev-Seiten sind geöffnet; schließe eine, um hier Live-Änderungen zu sehen.
 error-not_found = Das gibt es nicht mehr, oder du kannst es nicht sehen.
 error-method_not_allowed = Diese Aktion ist hier nicht möglich.
 error-conflict = Es hat sich inzwischen geändert; lade neu und versuche es erneut.

@@ -99,6 +99,7 @@ error-forbidden = Your role in this workspace does not allow that.
 error-csrf = The request came from another site and was refused.
 error-misdirected_request = This server does not answer for this address.
 error-too_many_attempts = Too many attempts; wait a moment and try again.
+error-too_many_streams = Too many pages of Kandev are open; close one to see live updates here.
 error-not_found = It no longer exists, or you cannot see it.
 error-method_not_allowed = That action is not possible here.
 error-conflict = It changed in the meantime; reload and try again.

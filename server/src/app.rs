@@ -221,6 +221,7 @@ pub async fn construct(settings: Settings, options: BuildOptions) -> Result<Arc<
         merger,
         ready: AtomicBool::new(false),
         admission,
+        streams: Default::default(),
     }))
 }
 
@@ -399,6 +400,8 @@ impl Application {
     pub async fn shutdown(self) {
         self.services.ready.store(false, Ordering::SeqCst);
         self.shutdown.cancel();
+        // Live streams never end by themselves; the graceful stop waits for them.
+        self.services.streams.close();
         let _ = self.server.await;
         self.components.upkeep.stop().await;
         self.components.notifier.stop().await;

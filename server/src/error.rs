@@ -23,6 +23,9 @@ pub enum ServiceError {
     /// 429: sign-in attempts for this username must wait this many seconds.
     #[error("too many failed sign-ins: try again in {0} s")]
     Throttled(u64),
+    /// 429 `too_many_streams`: the caller holds as many live streams as it may.
+    #[error("{0}")]
+    TooManyStreams(String),
     /// 404 (also for things in a workspace the caller may not see).
     #[error("{0}")]
     NotFound(String),

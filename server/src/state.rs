@@ -43,6 +43,8 @@ pub struct Services {
     pub ready: AtomicBool,
     /// The API's in-flight limit and request deadline.
     pub admission: crate::http::overload::Admission,
+    /// The live streams open here, per caller and in all.
+    pub streams: Arc<crate::http::stream_slots::StreamSlots>,
 }
 
 /// What axum handlers receive as `State`.

@@ -8,6 +8,7 @@
 mod login;
 mod network;
 mod routes;
+mod streams;
 mod tokens;
 
 pub use login::{
@@ -16,6 +17,7 @@ pub use login::{
 };
 pub use network::{PublicOrigin, host_allowed, is_loopback_host, origin_allowed};
 pub use routes::{Need, Scope, known_routes, methods_for, route_need};
+pub use streams::{STREAMS_PER_CALLER, STREAMS_PER_REPLICA, StreamRefusal, admit_stream};
 pub use tokens::{TOKEN_USE_RESOLUTION_SECS, token_use_due};
 
 use serde::{Deserialize, Serialize};

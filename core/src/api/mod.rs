@@ -52,13 +52,14 @@ impl ApiError {
 
 /// Every error `code` the API answers with: the server maps its errors onto
 /// these, and the browser has a message for each in every language.
-pub const ERROR_CODES: [&str; 14] = [
+pub const ERROR_CODES: [&str; 15] = [
     "bad_request",
     "unauthenticated",
     "forbidden",
     "csrf",
     "misdirected_request",
     "too_many_attempts",
+    "too_many_streams",
     "not_found",
     "method_not_allowed",
     "conflict",

@@ -16,6 +16,7 @@ pub mod overload;
 mod portable;
 pub mod routes;
 mod stream;
+pub mod stream_slots;
 mod system;
 mod tasks;
 mod users;

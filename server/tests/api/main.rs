@@ -63,6 +63,7 @@ mod run_starts;
 mod session_tokens;
 mod sim_openapi;
 mod store_pools;
+mod stream_bounds;
 mod system_api;
 mod tasks_api;
 mod trigger_index;
