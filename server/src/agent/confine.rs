@@ -426,19 +426,18 @@ mod confinement_tests {
     }
 
     #[test]
-    fn unix_sockets_reach_kandev_confine_allowed_only_when_the_setting_allows_them() {
-        assert!(!confine_args(&plain()).contains(&"--allow-unix-sockets".to_string()));
-        let allowed = confine_args(&plain().allowing_unix_sockets(true));
-        assert_eq!(allowed.iter().filter(|a| *a == "--allow-unix-sockets").count(), 1);
-        assert!(allowed.iter().position(|a| a == "--allow-unix-sockets") < allowed.iter().position(|a| a == "--"));
-    }
-
-    #[test]
-    fn user_namespaces_reach_kandev_confine_allowed_only_when_the_setting_allows_them() {
-        assert!(!confine_args(&plain()).contains(&"--allow-user-namespaces".to_string()));
-        let allowed = confine_args(&plain().allowing_user_namespaces(true));
-        assert_eq!(allowed.iter().filter(|a| *a == "--allow-user-namespaces").count(), 1);
-        assert!(allowed.iter().position(|a| a == "--allow-user-namespaces") < allowed.iter().position(|a| a == "--"));
+    fn unix_sockets_and_user_namespaces_reach_kandev_confine_allowed_only_when_the_settings_allow_them() {
+        type Allow = fn(Confinement) -> Confinement;
+        let allowances: [(&str, Allow); 2] = [
+            ("--allow-unix-sockets", |c| c.allowing_unix_sockets(true)),
+            ("--allow-user-namespaces", |c| c.allowing_user_namespaces(true)),
+        ];
+        for (flag, allow) in allowances {
+            assert!(!confine_args(&plain()).contains(&flag.to_string()), "{flag}");
+            let allowed = confine_args(&allow(plain()));
+            assert_eq!(allowed.iter().filter(|a| *a == flag).count(), 1, "{flag}");
+            assert!(allowed.iter().position(|a| a == flag) < allowed.iter().position(|a| a == "--"));
+        }
     }
 
     #[test]

@@ -299,32 +299,7 @@ impl AgentRuntime for FailingAfterTheLeaseWent {
 }
 
 #[tokio::test]
-async fn a_start_that_failed_after_its_run_s_lease_was_lost_leaves_the_run_to_its_holder() {
-    let (logs, _guard) = crate::logs::capture();
-    let app = spawn_app(Db::Sqlite).await;
-    let ws = app.workspace_with_repo("W").await;
-    let services = app.services();
-    services
-        .orchestrator
-        .set_runtime(Arc::new(FailingAfterTheLeaseWent(services.clone())));
-    let a = run_by_hand(&app, &ws, "e2e:message(\"hi\")").await;
-    let said = "this replica no longer holds the run's lease: its start's failure is not the run's";
-    crate::support::eventually("the failure to be left", Duration::from_secs(10), || {
-        let n = logs.at("WARN", &[said]).len();
-        async move { n == 1 }
-    })
-    .await;
-    let runs = app.runs_of(&a).await;
-    assert_eq!(
-        runs.first().map(|r| r.status.as_str()),
-        Some("task_created"),
-        "the run is the holder's to end"
-    );
-    app.stop().await;
-}
-
-#[tokio::test]
-async fn a_resumption_that_failed_after_its_run_s_lease_was_lost_leaves_the_run_to_its_holder() {
+async fn a_start_or_resumption_that_failed_after_its_run_s_lease_was_lost_leaves_the_run_to_its_holder() {
     let (logs, _guard) = crate::logs::capture();
     let app = spawn_app(Db::Sqlite).await;
     let ws = app.workspace_with_repo("W").await;
@@ -339,6 +314,12 @@ async fn a_resumption_that_failed_after_its_run_s_lease_was_lost_leaves_the_run_
         async move { n == 1 }
     })
     .await;
+    let runs = app.runs_of(&a).await;
+    assert_eq!(
+        runs.first().map(|r| r.status.as_str()),
+        Some("task_created"),
+        "the run is the holder's to start"
+    );
     // The other replica's lease lapses: this one's recovery resumes the run,
     // and loses it again while the resumption fails.
     app.exec("UPDATE leases SET expires_at = '2000-01-01T00:00:00Z' WHERE owner = 'another-replica'")
