@@ -4,9 +4,9 @@
 //! leaked viewer token) could open enough to leave the server no descriptor
 //! for its database, its agents or anyone else's requests.
 
-/// Streams one caller (a user, or the admin token) may hold at once: a
-/// browser opens one per open page, and keeps at most six connections to a
-/// host over HTTP/1.1 anyway.
+/// Streams one caller (a user, or the admin token) may hold at once on one
+/// replica (each counts its own): a browser opens one per open page, and
+/// keeps at most six connections to a host over HTTP/1.1 anyway.
 pub const STREAMS_PER_CALLER: usize = 16;
 /// Streams one replica holds at once, all callers together.
 pub const STREAMS_PER_REPLICA: usize = 1000;
