@@ -64,13 +64,14 @@ impl Orchestrator {
     }
 
     pub(super) async fn mark_run(&self, task_id: &str, status: RunStatus, error: &str) {
-        // The turn is over: nobody needs to drive this run any more.
-        self.leases.release(&crate::coord::lease::run(task_id)).await;
-        match self
+        let ended = self
             .store
             .mark_run_terminal_by_task(task_id, status, error, self.clock.now())
-            .await
-        {
+            .await;
+        // Only now that the run reads as ended: a run still open without its
+        // lease is what recovery resumes, which would start it again.
+        self.leases.release(&crate::coord::lease::run(task_id)).await;
+        match ended {
             Ok(Some(automation_id)) => {
                 self.metrics.run(status.as_str());
                 if let Ok(Some(run)) = self.store.run_for_task(task_id).await {

@@ -338,3 +338,33 @@ async fn a_start_or_resumption_that_failed_after_its_run_s_lease_was_lost_leaves
     );
     app.stop().await;
 }
+
+/// A run is let go only once it reads as ended: a run still open without
+/// its lease is what recovery resumes. Here the run's end is held up (its
+/// table locked against writes, reads still allowed) while the turn ends
+/// and recovery passes; the run ends once, with one session.
+#[tokio::test]
+async fn a_run_ending_keeps_its_lease_until_it_reads_as_ended() {
+    let (logs, _guard) = crate::logs::capture();
+    let app = spawn_app(Db::Postgres).await;
+    let ws = app.workspace_with_repo("W").await;
+    let a = run_by_hand(&app, &ws, "e2e:delay(1500)\ne2e:message(\"done\")").await;
+    let task = app.runs_of(&a).await.first().expect("its run").task_id.clone();
+    let mut holder = sqlx::PgConnection::connect(&app.database_url)
+        .await
+        .expect("a connection");
+    sqlx::query("BEGIN").execute(&mut holder).await.expect("begin");
+    sqlx::query("LOCK TABLE automation_runs IN EXCLUSIVE MODE")
+        .execute(&mut holder)
+        .await
+        .expect("lock");
+    // The turn ends (1.5 s) and recovery passes (every second) meanwhile.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    sqlx::query("ROLLBACK").execute(&mut holder).await.expect("unlock");
+    let run = app.wait_for_run_status(&a, "succeeded").await;
+    assert_eq!(run.task_id, task);
+    let sessions = app.count(&format!("agent_sessions WHERE task_id = '{task}'")).await;
+    assert_eq!(sessions, 1, "the ending run was started again");
+    assert!(logs.at("INFO", &["resumed a run whose replica stopped"]).is_empty());
+    app.stop().await;
+}
