@@ -326,12 +326,6 @@ impl Application {
         // process's alone; nor while its clock is off the database's (the
         // orchestrator's subscriptions may take run leases).
         services.tenure.begin().await.map_err(StartError::Config)?;
-        // Leases this replica held before a restart are dead: release them
-        // before anything here takes one (a singleton's, a run's), which the
-        // release would otherwise take away unseen.
-        if let Err(e) = services.store.release_leases_of(services.leases.replica()).await {
-            tracing::warn!(error = %e, "could not release this replica's earlier leases; they will expire");
-        }
         // 2. orchestrator, 3. automation components; a failure unwinds what started.
         services.orchestrator.start().await?;
         if let Err(e) = start_automation(&components).await {
@@ -341,8 +335,12 @@ impl Application {
         }
         // 4. the poller, whose first sweep runs at once: every consumer is attached.
         components.poller.start().await;
-        // The upkeep relays what the outbox holds and resumes runs and merges
-        // nobody drives (its first pass runs at once).
+        // Leases this replica held before a restart are dead: release them
+        // now, then the upkeep relays what the outbox holds and resumes runs
+        // and merges nobody drives (its first pass runs at once).
+        if let Err(e) = services.store.release_leases_of(services.leases.replica()).await {
+            tracing::warn!(error = %e, "could not release this replica's earlier leases; they will expire");
+        }
         components.upkeep.start().await;
         components.notifier.start().await;
         // 5. HTTP.
